@@ -1,0 +1,259 @@
+"""Quaternion and dual-quaternion algebra (paper Table 1, eq. 2-5).
+
+Conventions (``DESIGN.md``): Hamilton product, scalar first.
+
+* quaternion ``q``: ``(..., 4)`` array ``[w, x, y, z]``;
+* dual quaternion ``dq = q_r + eps q_d``: ``(..., 8)`` array
+  ``[qw, qx, qy, qz, dw, dx, dy, dz]``; a pose of frame b relative to frame a is
+  ``q_ba + eps 1/2 q_ba o r^b = q_ba + eps 1/2 r^a o q_ba``;
+* dual vector: ``(..., 6)`` array ``[real(3), dual(3)]``, a twist ``w + eps v``
+  or a wrench ``f + eps tau`` (their scalar parts are zero and not stored).
+
+Every function accepts leading batch axes and broadcasts them like numpy.
+Inputs are validated: a wrong trailing shape, a non-finite value, a zero
+quaternion where an inverse is needed, or a non-unit input where a unit one is
+required (beyond :data:`UNIT_TOL`) raises :class:`ValueError` naming the
+argument.  The arithmetic itself is the compiled kernels of
+:mod:`dqspace.dq._kernels`, the same code the multibody recursions call.
+"""
+
+import numpy as np
+
+from . import _ufuncs as u
+from ._checks import (
+    UNIT_TOL,
+    as_float_array,
+    check_dq,
+    check_quat,
+    check_unit_dq,
+    check_unit_quat,
+)
+
+__all__ = [
+    "UNIT_TOL",
+    "quat_mul",
+    "quat_conj",
+    "quat_inv",
+    "quat_norm",
+    "quat_normalize",
+    "quat_rotate",
+    "quat_exp",
+    "quat_log",
+    "dq_mul",
+    "dq_conj",
+    "dq_inv",
+    "dq_norm",
+    "dq_normalize",
+    "dq_unit_error",
+    "dq_identity",
+    "dq_left_matrix",
+    "dq_right_matrix",
+    "dq_log",
+    "dq_exp",
+    "dual_cross",
+    "frame_change",
+    "frame_change_inv",
+    "adjoint_matrix",
+    "swap",
+]
+
+
+# ------------------------------------------------------------------ quaternions
+
+
+def quat_mul(a, b):
+    """Hamilton product ``a o b``.
+
+    Parameters
+    ----------
+    a, b : (..., 4) array_like, ``[w, x, y, z]``
+
+    Returns
+    -------
+    (..., 4) ndarray
+    """
+    return u.q_mul(as_float_array(a, "a", (4,)), as_float_array(b, "b", (4,)))
+
+
+def quat_conj(q):
+    """Conjugate ``q* = [w, -x, -y, -z]``; (..., 4) -> (..., 4)."""
+    return u.q_conj(as_float_array(q, "q", (4,)))
+
+
+def quat_norm(q):
+    """Euclidean norm ``|q|``; (..., 4) -> (...)."""
+    return np.linalg.norm(as_float_array(q, "q", (4,)), axis=-1)
+
+
+def quat_inv(q):
+    """Inverse ``q^-1 = q* / |q|^2`` (eq. 2); raises on a zero quaternion."""
+    q = check_quat(q, "q")
+    return u.q_conj(q) / np.einsum("...i,...i->...", q, q)[..., None]
+
+
+def quat_normalize(q):
+    """``q / |q|``; raises on a zero quaternion."""
+    q = check_quat(q, "q")
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def quat_rotate(q, v):
+    """Rotate vectors: ``q o v o q*`` for unit q (..., 4) and v (..., 3).
+
+    With ``q = q_ba`` this maps coordinates in b to coordinates in a.
+    """
+    return u.q_rotate(check_unit_quat(q, "q"), as_float_array(v, "v", (3,)))
+
+
+def quat_exp(x):
+    """Exponential of the pure quaternion x (..., 3): ``cos|x| + sin|x| x/|x|``."""
+    return u.q_exp(as_float_array(x, "x", (3,)), u.S4)
+
+
+def quat_log(q):
+    """Logarithm of a unit quaternion, (..., 4) -> (..., 3): ``phi n``, phi in [0, pi].
+
+    ``q = cos(phi) + sin(phi) n`` represents a rotation by ``theta = 2 phi``
+    about n.  Smooth at the identity and at a half-turn.
+    """
+    return u.q_log(check_unit_quat(q, "q"), u.S3)
+
+
+# ------------------------------------------------------------ dual quaternions
+
+
+def dq_identity(shape=()):
+    """Identity pose(s) ``[1, 0, 0, 0, 0, 0, 0, 0]`` with leading ``shape``."""
+    out = np.zeros((*np.atleast_1d(shape).astype(int), 8) if shape != () else (8,))
+    out[..., 0] = 1.0
+    return out
+
+
+def dq_mul(a, b):
+    """Dual-quaternion product ``a o b = p_a p_b + eps (p_a q_b + q_a p_b)`` (Table 1).
+
+    Composition of poses: ``dq_ca = dq_mul(dq_ba, dq_cb)``.
+
+    Parameters
+    ----------
+    a, b : (..., 8) array_like
+
+    Returns
+    -------
+    (..., 8) ndarray
+    """
+    return u.dq_mul(as_float_array(a, "a", (8,)), as_float_array(b, "b", (8,)))
+
+
+def dq_conj(a):
+    """Conjugate ``p* + eps q*`` (Table 1); for a unit pose, its inverse."""
+    return u.dq_conj(as_float_array(a, "a", (8,)))
+
+
+def dq_inv(a):
+    """Inverse ``a^-1 = a* / |a|^2`` of a dual quaternion with non-zero real part."""
+    return u.dq_inv(check_dq(a, "a"))
+
+
+def dq_norm(a):
+    """Dual-number norm ``|a| = |p| + eps (p . q)/|p|``; (..., 8) -> (..., 2) ``[real, dual]``."""
+    return u.dq_norm(check_dq(a, "a"), u.S2)
+
+
+def dq_normalize(a):
+    """Project a nearly-unit dual quaternion onto the unit manifold: ``a / |a|``.
+
+    The real part is scaled to unit length and the dual part loses its
+    component along the real part (``q_r . q_d = 0`` afterwards).
+    """
+    return u.dq_normalize(check_dq(a, "a"))
+
+
+def dq_unit_error(a):
+    """``max(| |q_r| - 1 |, |q_r . q_d|)`` per dual quaternion; (..., 8) -> (...)."""
+    a = as_float_array(a, "a", (8,))
+    n = np.linalg.norm(a[..., :4], axis=-1)
+    d = np.einsum("...i,...i->...", a[..., :4], a[..., 4:])
+    return np.maximum(np.abs(n - 1.0), np.abs(d))
+
+
+def dq_left_matrix(a):
+    """Left product matrix ``[a]^+`` (eq. 3), (..., 8) -> (..., 8, 8): ``a o b = [a]^+ b``."""
+    return u.dq_left_matrix(as_float_array(a, "a", (8,)), u.S88)
+
+
+def dq_right_matrix(b):
+    """Right product matrix ``[b]^-`` (eq. 3), (..., 8) -> (..., 8, 8): ``a o b = [b]^- a``."""
+    return u.dq_right_matrix(as_float_array(b, "b", (8,)), u.S88)
+
+
+def dq_log(a):
+    """Pose logarithm of Table 1, (..., 8) -> (..., 6).
+
+    ``log(q + eps 1/2 q o r^b) = 1/2 theta n + eps 1/2 r^b`` for a unit dual
+    quaternion: half the rotation vector and half the position in the moving
+    frame.  This is the logarithm the dual PD law (P46) uses; the screw
+    (group) logarithm is :func:`dqspace.dq.dq_screw_log`.  ``theta`` lies in
+    [0, 2 pi]: ``dq_log(-a)`` differs from ``dq_log(a)`` although both are the
+    same pose (choose the sign first if the short way matters).
+    """
+    return u.dq_log(check_unit_dq(a, "a"), u.S6)
+
+
+def dq_exp(x):
+    """Inverse of :func:`dq_log`, (..., 6) -> (..., 8): ``exp(u) + eps exp(u) o w``."""
+    return u.dq_exp(as_float_array(x, "x", (6,)), u.S8)
+
+
+# ---------------------------------------------------------------- dual vectors
+
+
+def dual_cross(x, y):
+    """Dual cross product (Table 1), (..., 6) x (..., 6) -> (..., 6).
+
+    ``x_r x y_r + eps (x_r x y_d + x_d x y_r)``: the se(3) bracket on twists and
+    the ``w x M w`` term of the rigid-body equation (P6) on twist x momentum.
+    """
+    return u.dv_cross(as_float_array(x, "x", (6,)), as_float_array(y, "y", (6,)))
+
+
+def frame_change(dq_ba, x_a):
+    """Express a dual vector of frame a in frame b: ``x^b = q_ba* o x^a o q_ba`` (P8, P19).
+
+    Works for twists ``[w, v]`` (v the velocity of the frame origin) and
+    wrenches ``[f, tau]`` (tau about the frame origin) alike:
+    real ``R^T x_r``, dual ``R^T x_d + (R^T x_r) x r^b``.
+
+    Parameters
+    ----------
+    dq_ba : (..., 8) array_like, unit pose of b relative to a
+    x_a : (..., 6) array_like, dual vector in a (at a's origin, a's axes)
+
+    Returns
+    -------
+    (..., 6) ndarray, the same dual vector at b's origin in b's axes
+    """
+    return u.dv_frame_change(check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_a, "x_a", (6,)))
+
+
+def frame_change_inv(dq_ba, x_b):
+    """Inverse of :func:`frame_change`: ``x^a = q_ba o x^b o q_ba*``."""
+    return u.dv_frame_change_inv(check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_b, "x_b", (6,)))
+
+
+def adjoint_matrix(dq_ba):
+    """6x6 matrix of :func:`frame_change`, (..., 8) -> (..., 6, 6): ``x^b = Ad x^a``.
+
+    ``Ad = [[R^T, 0], [-[r^b]x R^T, R^T]]``, R the rotation of dq_ba.
+    """
+    return u.dq_adjoint(check_unit_dq(dq_ba, "dq_ba"), u.S66)
+
+
+def swap(x):
+    """Exchange the real and dual parts of dual vectors, (..., 6) -> (..., 6).
+
+    The power of a wrench f on a twist w is ``swap(f) . w = w . tau + v . f``;
+    a joint's generalized force is ``H^T swap(f)`` (``DESIGN.md``).
+    """
+    x = as_float_array(x, "x", (6,))
+    return np.concatenate([x[..., 3:], x[..., :3]], axis=-1)

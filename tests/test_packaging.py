@@ -1,0 +1,64 @@
+"""The repository's set-up promises: layout, namespace, README commands and CI."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    return [b.strip() for b in blocks]
+
+
+def test_readme_has_exactly_two_commands_and_ci_runs_the_test_one():
+    cmds = readme_commands()
+    assert len(cmds) == 2
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci == cmds[1]
+    assert "pytest" in cmds[1] and "|| true" not in ci
+
+
+def test_top_level_layout():
+    names = {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
+    code = {"dq", "multibody", "actuators", "control", "scenarios"}
+    assert code | {"pyproject.toml", "tests", "notebooks"} <= names
+    allowed = code | {
+        "pyproject.toml",
+        "tests",
+        "notebooks",
+        "README.md",
+        "LICENSE",
+        "docs",
+        "benchmarks",
+    }
+    assert names - allowed <= {"build", "dist", "dqspace.egg-info"}, names - allowed
+
+
+def test_installed_under_the_dqspace_namespace_only():
+    import dqspace.dq
+
+    # the code is imported from the repository (editable) or site-packages, never
+    # through a top-level name such as `dq` or `control`
+    assert dqspace.dq.__name__ == "dqspace.dq"
+    out = subprocess.run(
+        [sys.executable, "-c", "import importlib.util as u; print(u.find_spec('dq'))"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        check=True,
+    )
+    assert out.stdout.strip() == "None"
+
+
+def test_cli_demo_runs_and_prints_poses():
+    out = subprocess.run(
+        [sys.executable, "-m", "dqspace.scenarios.cli", "demo"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "E origin in I [m]:      [1.  0.  0.5]" in out.stdout
