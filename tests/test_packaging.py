@@ -61,4 +61,6 @@ def test_cli_demo_runs_and_prints_poses():
         text=True,
         check=True,
     )
-    assert "E origin in I [m]:      [1.  0.  0.5]" in out.stdout
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("E origin in I"))
+    xyz = [float(t) for t in line.split("[")[-1].rstrip("]").split()]
+    assert xyz == [1.0, -0.0, 0.5]  # (1, 0, 0) + Rz(90 deg) (0, 0, 0.5)
