@@ -1,1 +1,67 @@
-"""dqspace.multibody."""
+"""dqspace.multibody: models, kinematics, inverse and forward dynamics of rigid-body trees.
+
+Conventions are those of ``DESIGN.md``: body-frame twists ``[w, v]``, wrenches
+``[f, tau]``, the floating base's configuration a unit dual quaternion and its
+velocity the body twist, generalized forces ``[torque, force]`` for the base.
+"""
+
+from . import models
+from .dh import DHRow, LinkInertia, arm_from_dh
+from .dynamics import (
+    FreeFloatingResult,
+    bias_forces,
+    forward_dynamics,
+    free_floating_inverse_dynamics,
+    inverse_dynamics,
+    joint_wrenches,
+    mass_matrix,
+)
+from .kinematics import (
+    Kinematics,
+    Momentum,
+    Reference,
+    center_of_mass,
+    external_wrenches,
+    floating_base_jacobians,
+    forward_kinematics,
+    frame_jacobian,
+    frame_pose,
+    frame_twist,
+    generalized_jacobian,
+    kinetic_energy,
+    momentum,
+)
+from .model import Body, Frame, Joint, JointType, Model, dual_inertia_matrix
+
+__all__ = [
+    "Body",
+    "DHRow",
+    "Frame",
+    "FreeFloatingResult",
+    "Joint",
+    "JointType",
+    "Kinematics",
+    "LinkInertia",
+    "Model",
+    "Momentum",
+    "Reference",
+    "arm_from_dh",
+    "bias_forces",
+    "center_of_mass",
+    "dual_inertia_matrix",
+    "external_wrenches",
+    "floating_base_jacobians",
+    "forward_dynamics",
+    "forward_kinematics",
+    "frame_jacobian",
+    "frame_pose",
+    "frame_twist",
+    "free_floating_inverse_dynamics",
+    "generalized_jacobian",
+    "inverse_dynamics",
+    "joint_wrenches",
+    "kinetic_energy",
+    "mass_matrix",
+    "models",
+    "momentum",
+]

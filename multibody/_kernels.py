@@ -1,0 +1,579 @@
+"""Compiled recursions of the multibody engine (the one implementation of each).
+
+All kernels take the model's packed arrays ``ints`` (nb, 4) and ``reals``
+(nb, 24) (layout in :mod:`dqspace.multibody.model`) and flat state vectors.
+Quantities are in body coordinates: poses are unit dual quaternions, twists
+``[w, v]`` and wrenches ``[f, tau]`` dual vectors about the body origin.  The
+dual-quaternion operations are the kernels of :mod:`dqspace.dq._kernels`.
+
+Notation (paper Sec. 2, ``DESIGN.md``): ``rel[k] = q^_{parent,k}``, the pose
+of body k in its parent; ``Ad_k x = rel[k]* o x o rel[k]`` carries a dual
+vector from the parent's frame to k's (P8, P19); ``S_k`` is the joint's motion
+subspace (the paper's ``H^_k``); ``M^_k`` the dual inertia.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from dqspace.dq._kernels import (
+    dq_adjoint,
+    dq_mul,
+    dq_screw_exp,
+    dv_cross,
+    dv_frame_change,
+    dv_frame_change_inv,
+    q_exp,
+    q_mul,
+    q_rotate_inv,
+)
+
+FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
+I_PARENT, I_JTYPE, I_QI, I_VI = 0, 1, 2, 3
+R_AXIS, R_PLACE, R_MASS, R_COM, R_JO = 0, 3, 11, 12, 15
+
+NV_OF = (0, 1, 1, 3, 6)
+NQ_OF = (0, 1, 1, 4, 8)
+
+
+# ------------------------------------------------------------------ joints
+
+
+@njit(cache=True)
+def joint_nv(t):
+    if t == FREE:
+        return 6
+    if t == SPHERICAL:
+        return 3
+    if t == FIXED:
+        return 0
+    return 1
+
+
+@njit(cache=True)
+def relative_pose(ints, reals, k, q, out):
+    """``rel = placement_k o X_J(q_k)``: pose of body k in its parent (or the inertial frame)."""
+    t = ints[k, I_JTYPE]
+    i = ints[k, I_QI]
+    xj = np.empty(8)
+    if t == REVOLUTE:
+        h = 0.5 * q[i]
+        s = math.sin(h)
+        xj[0] = math.cos(h)
+        xj[1] = s * reals[k, R_AXIS]
+        xj[2] = s * reals[k, R_AXIS + 1]
+        xj[3] = s * reals[k, R_AXIS + 2]
+        xj[4] = 0.0
+        xj[5] = 0.0
+        xj[6] = 0.0
+        xj[7] = 0.0
+    elif t == PRISMATIC:
+        h = 0.5 * q[i]
+        xj[0] = 1.0
+        xj[1] = 0.0
+        xj[2] = 0.0
+        xj[3] = 0.0
+        xj[4] = 0.0
+        xj[5] = h * reals[k, R_AXIS]
+        xj[6] = h * reals[k, R_AXIS + 1]
+        xj[7] = h * reals[k, R_AXIS + 2]
+    elif t == SPHERICAL:
+        for j in range(4):
+            xj[j] = q[i + j]
+            xj[4 + j] = 0.0
+    elif t == FREE:
+        for j in range(8):
+            xj[j] = q[i + j]
+    else:
+        for j in range(8):
+            out[j] = reals[k, R_PLACE + j]
+        return
+    dq_mul(reals[k, R_PLACE : R_PLACE + 8], xj, out)
+
+
+@njit(cache=True)
+def motion(ints, reals, k, x, out):
+    """``out = S_k x_k``: the joint's twist for joint-velocity (or acceleration) vector x."""
+    t = ints[k, I_JTYPE]
+    i = ints[k, I_VI]
+    for j in range(6):
+        out[j] = 0.0
+    if t == REVOLUTE:
+        for j in range(3):
+            out[j] = reals[k, R_AXIS + j] * x[i]
+    elif t == PRISMATIC:
+        for j in range(3):
+            out[3 + j] = reals[k, R_AXIS + j] * x[i]
+    elif t == SPHERICAL:
+        for j in range(3):
+            out[j] = x[i + j]
+    elif t == FREE:
+        for j in range(6):
+            out[j] = x[i + j]
+
+
+@njit(cache=True)
+def project(ints, reals, k, f, tau):
+    """``tau_k = S_k^T f^s``: the generalized force of joint k from the wrench f (swap)."""
+    t = ints[k, I_JTYPE]
+    i = ints[k, I_VI]
+    if t == REVOLUTE:
+        tau[i] = reals[k, R_AXIS] * f[3] + reals[k, R_AXIS + 1] * f[4] + reals[k, R_AXIS + 2] * f[5]
+    elif t == PRISMATIC:
+        tau[i] = reals[k, R_AXIS] * f[0] + reals[k, R_AXIS + 1] * f[1] + reals[k, R_AXIS + 2] * f[2]
+    elif t == SPHERICAL:
+        for j in range(3):
+            tau[i + j] = f[3 + j]
+    elif t == FREE:
+        for j in range(3):
+            tau[i + j] = f[3 + j]
+            tau[i + 3 + j] = f[j]
+
+
+@njit(cache=True)
+def momentum(reals, k, w, out):
+    """``out = M^_k w = [p, h]``: ``p = m (v + w x c)``, ``h = J_O w + m c x v`` (P6)."""
+    m = reals[k, R_MASS]
+    c0, c1, c2 = reals[k, R_COM], reals[k, R_COM + 1], reals[k, R_COM + 2]
+    w0, w1, w2, v0, v1, v2 = w[0], w[1], w[2], w[3], w[4], w[5]
+    out[0] = m * (v0 + w1 * c2 - w2 * c1)
+    out[1] = m * (v1 + w2 * c0 - w0 * c2)
+    out[2] = m * (v2 + w0 * c1 - w1 * c0)
+    J = reals[k, R_JO : R_JO + 9]
+    out[3] = J[0] * w0 + J[1] * w1 + J[2] * w2 + m * (c1 * v2 - c2 * v1)
+    out[4] = J[3] * w0 + J[4] * w1 + J[5] * w2 + m * (c2 * v0 - c0 * v2)
+    out[5] = J[6] * w0 + J[7] * w1 + J[8] * w2 + m * (c0 * v1 - c1 * v0)
+
+
+@njit(cache=True)
+def spatial_inertia(reals, k, out):
+    """Symmetric 6x6 ``swap(M^_k) = [[J_O, m [c]x], [-m [c]x, m I]]`` (twist -> [h, p])."""
+    m = reals[k, R_MASS]
+    c0, c1, c2 = reals[k, R_COM], reals[k, R_COM + 1], reals[k, R_COM + 2]
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = reals[k, R_JO + 3 * i + j]
+            out[3 + i, 3 + j] = m if i == j else 0.0
+    # m [c]x
+    out[0, 3] = 0.0
+    out[0, 4] = -m * c2
+    out[0, 5] = m * c1
+    out[1, 3] = m * c2
+    out[1, 4] = 0.0
+    out[1, 5] = -m * c0
+    out[2, 3] = -m * c1
+    out[2, 4] = m * c0
+    out[2, 5] = 0.0
+    for i in range(3):
+        for j in range(3):
+            out[3 + i, j] = out[j, 3 + i]
+
+
+# --------------------------------------------------------------- kinematics
+
+
+@njit(cache=True)
+def poses(ints, reals, q, rel, pose):
+    """Relative poses ``rel[k]`` and inertial poses ``pose[k] = pose[parent] o rel[k]``."""
+    nb = ints.shape[0]
+    for k in range(nb):
+        relative_pose(ints, reals, k, q, rel[k])
+        p = ints[k, I_PARENT]
+        if p < 0:
+            for j in range(8):
+                pose[k, j] = rel[k, j]
+        else:
+            dq_mul(pose[p], rel[k], pose[k])
+
+
+@njit(cache=True)
+def twists(ints, reals, rel, v, twist):
+    """Base-to-tip velocity recursion (P12): ``w_k = Ad_k w_parent + S_k v_k``."""
+    nb = ints.shape[0]
+    sv = np.empty(6)
+    for k in range(nb):
+        motion(ints, reals, k, v, sv)
+        p = ints[k, I_PARENT]
+        if p < 0:
+            for j in range(6):
+                twist[k, j] = sv[j]
+        else:
+            dv_frame_change(rel[k], twist[p], twist[k])
+            for j in range(6):
+                twist[k, j] += sv[j]
+
+
+@njit(cache=True)
+def accelerations(ints, reals, rel, twist, v, a, acc):
+    """Base-to-tip acceleration recursion (P16) with the velocity-product term (P15).
+
+    ``acc_k = Ad_k acc_parent + S_k a_k + w_k x (S_k v_k)``: for joints whose
+    motion subspace is constant in body coordinates, (P15) reduces to the
+    single dual cross product ``alpha_k = w_k x S_k v_k``.
+    """
+    nb = ints.shape[0]
+    sv = np.empty(6)
+    sa = np.empty(6)
+    c = np.empty(6)
+    for k in range(nb):
+        motion(ints, reals, k, v, sv)
+        motion(ints, reals, k, a, sa)
+        dv_cross(twist[k], sv, c)
+        p = ints[k, I_PARENT]
+        if p < 0:
+            for j in range(6):
+                acc[k, j] = sa[j] + c[j]
+        else:
+            dv_frame_change(rel[k], acc[p], acc[k])
+            for j in range(6):
+                acc[k, j] += sa[j] + c[j]
+
+
+@njit(cache=True)
+def gravity_in_body(pose, k, gravity, out):
+    """``[0, R_Ik^T g]``: uniform gravity as a dual vector in body k (zero rotation part)."""
+    g = np.empty(3)
+    q_rotate_inv(pose[k, :4], gravity, g)
+    out[0] = 0.0
+    out[1] = 0.0
+    out[2] = 0.0
+    out[3] = g[0]
+    out[4] = g[1]
+    out[5] = g[2]
+
+
+# ------------------------------------------------------------ inverse dynamics
+
+
+@njit(cache=True)
+def rnea(ints, reals, gravity, q, v, a, fext, tau, force):
+    """Recursive inverse dynamics (P23) with the swap; returns nothing, fills tau and force.
+
+    Forward pass: twists and accelerations (P12, P16).  Backward pass:
+    ``f_k = M^_k (acc_k - g_k) + w_k x M^_k w_k - fext_k + sum_c Ad_c^-1 f_c``
+    and ``tau_k = S_k^T f_k^s``.  ``force[k]`` is the wrench the joint of body
+    k transmits to body k (from its parent), in body k, about its origin.
+    """
+    nb = ints.shape[0]
+    rel = np.empty((nb, 8))
+    pose = np.empty((nb, 8))
+    twist = np.empty((nb, 6))
+    acc = np.empty((nb, 6))
+    poses(ints, reals, q, rel, pose)
+    twists(ints, reals, rel, v, twist)
+    accelerations(ints, reals, rel, twist, v, a, acc)
+    h = np.empty(6)
+    c = np.empty(6)
+    g = np.empty(6)
+    use_g = gravity[0] != 0.0 or gravity[1] != 0.0 or gravity[2] != 0.0
+    for k in range(nb):
+        if use_g:
+            gravity_in_body(pose, k, gravity, g)
+            for j in range(6):
+                g[j] = acc[k, j] - g[j]
+            momentum(reals, k, g, force[k])
+        else:
+            momentum(reals, k, acc[k], force[k])
+        momentum(reals, k, twist[k], h)
+        dv_cross(twist[k], h, c)
+        for j in range(6):
+            force[k, j] += c[j] - fext[k, j]
+    for k in range(nb - 1, -1, -1):
+        project(ints, reals, k, force[k], tau)
+        p = ints[k, I_PARENT]
+        if p >= 0:
+            dv_frame_change_inv(rel[k], force[k], c)
+            for j in range(6):
+                force[p, j] += c[j]
+
+
+# ----------------------------------------------------------------- mass matrix
+
+
+@njit(cache=True)
+def _at_b_a(A, B, out):
+    """out = A^T B A for 6x6 matrices."""
+    T = np.zeros((6, 6))
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for m in range(6):
+                s += B[i, m] * A[m, j]
+            T[i, j] = s
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for m in range(6):
+                s += A[m, i] * T[m, j]
+            out[i, j] = s
+
+
+@njit(cache=True)
+def crba(ints, reals, q, M):
+    """Mass matrix ``M = S^T Phi^T I Phi S`` (P31) by composite inertias.
+
+    ``Phi = (I - Q)^-1`` is never formed: its nilpotent block structure (a
+    block ``Phi[j, k]`` is non-zero only for j an ancestor of k) lets the
+    product be evaluated by one tip-to-base sweep of composite inertias
+    ``Ic_p += Ad_k^T Ic_k Ad_k`` and one walk to the root per joint.
+    """
+    nb = ints.shape[0]
+    nv = M.shape[0]
+    rel = np.empty((nb, 8))
+    pose = np.empty((nb, 8))
+    poses(ints, reals, q, rel, pose)
+    Ad = np.empty((nb, 6, 6))
+    Ic = np.empty((nb, 6, 6))
+    for k in range(nb):
+        dq_adjoint(rel[k], Ad[k])
+        spatial_inertia(reals, k, Ic[k])
+    tmp = np.empty((6, 6))
+    for k in range(nb - 1, 0, -1):
+        p = ints[k, I_PARENT]
+        _at_b_a(Ad[k], Ic[k], tmp)
+        for i in range(6):
+            for j in range(6):
+                Ic[p, i, j] += tmp[i, j]
+    for i in range(nv):
+        for j in range(nv):
+            M[i, j] = 0.0
+    F = np.empty((6, 6))
+    F2 = np.empty((6, 6))
+    e = np.zeros(nv)
+    col = np.empty(6)
+    for k in range(nb):
+        t = ints[k, I_JTYPE]
+        nk = joint_nv(t)
+        if nk == 0:
+            continue
+        vk = ints[k, I_VI]
+        # F = Ic_k S_k (columns are swapped momenta [h, p])
+        for c in range(nk):
+            e[vk + c] = 1.0
+            motion(ints, reals, k, e, col)
+            e[vk + c] = 0.0
+            for i in range(6):
+                s = 0.0
+                for m in range(6):
+                    s += Ic[k, i, m] * col[m]
+                F[i, c] = s
+        j = k
+        while j >= 0:
+            tj = ints[j, I_JTYPE]
+            nj = joint_nv(tj)
+            vj = ints[j, I_VI]
+            for c in range(nk):
+                for r in range(nj):
+                    e[vj + r] = 1.0
+                    motion(ints, reals, j, e, col)
+                    e[vj + r] = 0.0
+                    s = 0.0
+                    for m in range(6):
+                        s += col[m] * F[m, c]
+                    M[vj + r, vk + c] = s
+                    M[vk + c, vj + r] = s
+            p = ints[j, I_PARENT]
+            if p < 0:
+                break
+            # F <- Ad_j^T F
+            for i in range(6):
+                for c in range(nk):
+                    s = 0.0
+                    for m in range(6):
+                        s += Ad[j, m, i] * F[m, c]
+                    F2[i, c] = s
+            for i in range(6):
+                for c in range(nk):
+                    F[i, c] = F2[i, c]
+            j = p
+
+
+@njit(cache=True)
+def cholesky_solve(M, b, x):
+    """Solve the symmetric positive-definite system ``M x = b`` (M is left untouched).
+
+    Returns False when M is not positive-definite.
+    """
+    n = M.shape[0]
+    L = np.zeros((n, n))
+    for j in range(n):
+        s = M[j, j]
+        for m in range(j):
+            s -= L[j, m] * L[j, m]
+        if not s > 0.0:
+            return False
+        d = math.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for m in range(j):
+                s -= L[i, m] * L[j, m]
+            L[i, j] = s / d
+    for i in range(n):
+        s = b[i]
+        for m in range(i):
+            s -= L[i, m] * x[m]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for m in range(i + 1, n):
+            s -= L[m, i] * x[m]
+        x[i] = s / L[i, i]
+    return True
+
+
+@njit(cache=True)
+def forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a):
+    """Forward dynamics (P32): ``M a = tau - C`` by a Cholesky solve; False if M is singular."""
+    nv = v.shape[0]
+    nb = ints.shape[0]
+    M = np.empty((nv, nv))
+    crba(ints, reals, q, M)
+    C = np.empty(nv)
+    force = np.empty((nb, 6))
+    zero = np.zeros(nv)
+    rnea(ints, reals, gravity, q, v, zero, fext, C, force)
+    rhs = np.empty(nv)
+    for i in range(nv):
+        rhs[i] = tau[i] - C[i]
+    return cholesky_solve(M, rhs, a)
+
+
+# ----------------------------------------------------------- configuration
+
+
+@njit(cache=True)
+def integrate(ints, q, v, dt, out):
+    """``out = q (+) v dt`` on the configuration manifold.
+
+    Free joint: ``q^ o screw_exp(1/2 v dt)`` (exact under a constant body
+    twist); spherical: ``q o exp(1/2 w dt)``; others: ``q + v dt``.
+    """
+    nb = ints.shape[0]
+    x = np.empty(6)
+    for k in range(nb):
+        t = ints[k, I_JTYPE]
+        i = ints[k, I_QI]
+        j = ints[k, I_VI]
+        if t == REVOLUTE or t == PRISMATIC:
+            out[i] = q[i] + v[j] * dt
+        elif t == SPHERICAL:
+            e = np.empty(4)
+            for m in range(3):
+                x[m] = 0.5 * dt * v[j + m]
+            q_exp(x[:3], e)
+            q_mul(q[i : i + 4], e, out[i : i + 4])
+        elif t == FREE:
+            e = np.empty(8)
+            for m in range(6):
+                x[m] = 0.5 * dt * v[j + m]
+            dq_screw_exp(x, e)
+            dq_mul(q[i : i + 8], e, out[i : i + 8])
+
+
+@njit(cache=True)
+def config_error(ints, q):
+    """(worst distance of a quaternion or base pose from its unit manifold, body index)."""
+    worst = 0.0
+    at = -1
+    for k in range(ints.shape[0]):
+        t = ints[k, I_JTYPE]
+        i = ints[k, I_QI]
+        if t == SPHERICAL or t == FREE:
+            n = math.sqrt(q[i] ** 2 + q[i + 1] ** 2 + q[i + 2] ** 2 + q[i + 3] ** 2)
+            e = abs(n - 1.0)
+            if t == FREE:
+                d = (
+                    q[i] * q[i + 4]
+                    + q[i + 1] * q[i + 5]
+                    + q[i + 2] * q[i + 6]
+                    + q[i + 3] * q[i + 7]
+                )
+                e = max(e, abs(d))
+            if e > worst:
+                worst = e
+                at = k
+    return worst, at
+
+
+# ------------------------------------------------------ momentum and energy
+
+
+@njit(cache=True)
+def system_momentum(ints, reals, q, v, out):
+    """Total momentum ``[p, h_O]`` in the inertial frame, h about the inertial origin.
+
+    Each body's ``M^_k w_k`` (about its origin, in its frame) is carried to the
+    inertial frame with the wrench frame change ``pose_k o x o pose_k*``.
+    """
+    nb = ints.shape[0]
+    rel = np.empty((nb, 8))
+    pose = np.empty((nb, 8))
+    twist = np.empty((nb, 6))
+    poses(ints, reals, q, rel, pose)
+    twists(ints, reals, rel, v, twist)
+    h = np.empty(6)
+    w = np.empty(6)
+    for j in range(6):
+        out[j] = 0.0
+    for k in range(nb):
+        momentum(reals, k, twist[k], h)
+        dv_frame_change_inv(pose[k], h, w)
+        for j in range(6):
+            out[j] += w[j]
+
+
+@njit(cache=True)
+def kinetic_energy(ints, reals, q, v):
+    """``T = 1/2 sum_k <w_k, (M^_k w_k)^s>``."""
+    nb = ints.shape[0]
+    rel = np.empty((nb, 8))
+    pose = np.empty((nb, 8))
+    twist = np.empty((nb, 6))
+    poses(ints, reals, q, rel, pose)
+    twists(ints, reals, rel, v, twist)
+    h = np.empty(6)
+    T = 0.0
+    for k in range(nb):
+        momentum(reals, k, twist[k], h)
+        for j in range(3):
+            T += twist[k, j] * h[3 + j] + twist[k, 3 + j] * h[j]
+    return 0.5 * T
+
+
+@njit(cache=True)
+def frame_jacobian(ints, reals, pose, body, placement, J):
+    """Jacobian (6, nv) of a frame rigidly attached to ``body``, in the frame's own axes.
+
+    Column block of joint k (k on the path from body to the root):
+    ``Ad(q^_{k,F}) S_k`` with ``q^_{k,F} = pose_k* o pose_body o placement``.
+    """
+    nv = J.shape[1]
+    for i in range(6):
+        for j in range(nv):
+            J[i, j] = 0.0
+    pf = np.empty(8)
+    dq_mul(pose[body], placement, pf)
+    conj = np.empty(8)
+    kf = np.empty(8)
+    e = np.zeros(nv)
+    col = np.empty(6)
+    out = np.empty(6)
+    k = body
+    while k >= 0:
+        t = ints[k, I_JTYPE]
+        nk = joint_nv(t)
+        vk = ints[k, I_VI]
+        if nk > 0:
+            for m in range(8):
+                conj[m] = -pose[k, m] if (m % 4) != 0 else pose[k, m]
+            dq_mul(conj, pf, kf)
+            for c in range(nk):
+                e[vk + c] = 1.0
+                motion(ints, reals, k, e, col)
+                e[vk + c] = 0.0
+                dv_frame_change(kf, col, out)
+                for i in range(6):
+                    J[i, vk + c] = out[i]
+        k = ints[k, I_PARENT]

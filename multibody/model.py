@@ -1,0 +1,448 @@
+"""The immutable multibody model: tree topology, joints, inertias, named frames.
+
+A model is a tree of ``nb`` rigid bodies.  Body 0 is the root (for a space
+robot, the base), joined to the inertial frame by its joint (``FREE`` for a
+floating base, paper Table 2); every other body ``k`` has a parent
+``parent[k] < k`` and one joint.  Body k's frame is its joint frame after the
+joint motion:
+
+    q^_{parent,k} = placement_k o X_J(q_k)
+
+with ``X_J`` the joint's motion (a unit dual quaternion).  Per-step quantities
+(poses, twists, forces) live in the arrays the algorithms return, never in
+the model; the model's arrays are read-only.
+
+Generalized coordinates (``DESIGN.md``), joint by joint in body order:
+
+======== ===== ===== =====================================================
+joint     nq    nv    q / v
+======== ===== ===== =====================================================
+FIXED      0     0    -
+REVOLUTE   1     1    angle [rad] / rate [rad/s] about ``axis``
+PRISMATIC  1     1    displacement [m] / rate [m/s] along ``axis``
+SPHERICAL  4     3    unit quaternion / body angular velocity [rad/s]
+FREE       8     6    unit dual quaternion / body twist ``[w, v]``
+======== ===== ===== =====================================================
+
+The joint motion subspaces ``S`` (paper ``H^``, in body coordinates, twist
+order ``[w, v]``) are ``[axis; 0]``, ``[0; axis]``, ``[I; 0]`` and ``I6``.
+"""
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from dqspace.dq import dq_from_quat_translation, dq_identity, dq_unit_error
+
+__all__ = ["JointType", "Joint", "Body", "Frame", "Model", "dual_inertia_matrix"]
+
+
+class JointType(IntEnum):
+    """Joint types; the integer values are what the compiled kernels see."""
+
+    FIXED = 0
+    REVOLUTE = 1
+    PRISMATIC = 2
+    SPHERICAL = 3
+    FREE = 4
+
+
+NQ = {
+    JointType.FIXED: 0,
+    JointType.REVOLUTE: 1,
+    JointType.PRISMATIC: 1,
+    JointType.SPHERICAL: 4,
+    JointType.FREE: 8,
+}
+NV = {
+    JointType.FIXED: 0,
+    JointType.REVOLUTE: 1,
+    JointType.PRISMATIC: 1,
+    JointType.SPHERICAL: 3,
+    JointType.FREE: 6,
+}
+
+# Packed layout of the per-body arrays handed to the kernels.
+I_PARENT, I_JTYPE, I_QI, I_VI = 0, 1, 2, 3
+R_AXIS, R_PLACE, R_MASS, R_COM, R_JO = 0, 3, 11, 12, 15
+N_REALS = 24
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint between a body and its parent.
+
+    Attributes
+    ----------
+    type : JointType
+    axis : (3,) unit axis in the joint frame (revolute, prismatic); ignored otherwise
+    placement : (8,) unit dual quaternion, pose of the joint frame (at q = 0)
+        in the parent body's frame (for the root: in the inertial frame)
+    name : str, optional
+    """
+
+    type: JointType
+    axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))
+    placement: np.ndarray = field(default_factory=dq_identity)
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid body and the joint that attaches it to its parent.
+
+    Attributes
+    ----------
+    name : str
+    parent : int or str, index or name of the parent body (-1 or None for the root)
+    joint : Joint
+    mass : float [kg], > 0
+    com : (3,) centre of mass in the body frame [m]
+    inertia : (3, 3) inertia about the centre of mass, body axes [kg m^2]
+    """
+
+    name: str
+    parent: object
+    joint: Joint
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named frame rigidly attached to a body (end-effector, sensor, thruster point).
+
+    Attributes
+    ----------
+    name : str
+    body : int, index of the body carrying the frame
+    placement : (8,) unit dual quaternion, pose of the frame in the body frame
+    """
+
+    name: str
+    body: int
+    placement: np.ndarray
+
+
+def _skew(c):
+    return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+
+
+def dual_inertia_matrix(mass, com, inertia_com):
+    """Dual inertia ``M^`` (6, 6) about the body origin (paper eq. 6).
+
+    ``M^ [w; v] = [p; h]`` with ``p = m (v + w x c)`` and ``h = J_O w + m c x v``:
+    ``M^ = [[-m [c]x, m I], [J_O, m [c]x]]``, ``J_O = J_c - m [c]x^2``.
+    Its swap ``[[J_O, m [c]x], [-m [c]x, m I]]`` is the symmetric spatial inertia.
+    """
+    S = mass * _skew(com)
+    J_O = np.asarray(inertia_com) - mass * _skew(com) @ _skew(com)
+    return np.block([[-S, mass * np.eye(3)], [J_O, S]])
+
+
+def _check_inertia(name, mass, com, inertia):
+    if not np.isfinite(mass) or mass <= 0.0:
+        raise ValueError(f"body {name!r}: mass must be positive and finite, got {mass}")
+    if com.shape != (3,) or not np.all(np.isfinite(com)):
+        raise ValueError(f"body {name!r}: com must be a finite 3-vector, got {com}")
+    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+        raise ValueError(f"body {name!r}: inertia must be a finite 3x3 matrix, got {inertia}")
+    asym = np.abs(inertia - inertia.T).max()
+    if asym > 1e-12 * max(1.0, np.abs(inertia).max()):
+        raise ValueError(f"body {name!r}: inertia is not symmetric (max |I - I^T| = {asym:.3g})")
+    ev = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    if ev[0] <= 0.0:
+        raise ValueError(
+            f"body {name!r}: inertia is not positive-definite (principal moments {ev.tolist()})"
+        )
+    tol = 1e-12 * ev.sum()
+    if ev[0] + ev[1] < ev[2] - tol:
+        raise ValueError(
+            f"body {name!r}: principal moments {ev.tolist()} violate the triangle "
+            f"inequality I1 + I2 >= I3 (no rigid body has such an inertia)"
+        )
+
+
+def _check_pose(what, x):
+    x = np.asarray(x, dtype=float)
+    if x.shape != (8,) or not np.all(np.isfinite(x)):
+        raise ValueError(f"{what} must be a finite (8,) dual quaternion, got {x}")
+    err = dq_unit_error(x)
+    if err > 1e-9:
+        raise ValueError(f"{what} is not a unit dual quaternion (unit error {err:.3g})")
+    return x
+
+
+class Model:
+    """An immutable tree of rigid bodies; build it with :meth:`Model.build`.
+
+    Attributes
+    ----------
+    nb : int, number of bodies
+    nq, nv : int, sizes of the configuration and velocity vectors
+    body_names, joint_names : tuple of str
+    parent : (nb,) int array, -1 for the root
+    joint_type : (nb,) int array of :class:`JointType`
+    joint_axis : (nb, 3), joint_placement : (nb, 8)
+    mass : (nb,) [kg], com : (nb, 3) [m], inertia_com : (nb, 3, 3) [kg m^2]
+    dual_inertia : (nb, 6, 6), the paper's ``M^_k`` about each body origin
+    q_index, v_index : (nb,) start of each joint's slice of q and v
+    frames : tuple of :class:`Frame`
+    gravity : (3,) uniform gravity in the inertial frame [m/s^2] (zero in space)
+    """
+
+    def __init__(self, *, names, parent, joints, mass, com, inertia, frames=(), gravity=None):
+        nb = len(names)
+        self.nb = nb
+        self.body_names = tuple(names)
+        self.joint_names = tuple(j.name or f"joint_{names[k]}" for k, j in enumerate(joints))
+        self.parent = np.asarray(parent, dtype=np.int64)
+        self.joint_type = np.array([int(j.type) for j in joints], dtype=np.int64)
+        self.joint_axis = np.array([np.asarray(j.axis, float) for j in joints]).reshape(nb, 3)
+        self.joint_placement = np.array([np.asarray(j.placement, float) for j in joints]).reshape(
+            nb, 8
+        )
+        self.mass = np.asarray(mass, dtype=float).reshape(nb)
+        self.com = np.asarray(com, dtype=float).reshape(nb, 3)
+        self.inertia_com = np.asarray(inertia, dtype=float).reshape(nb, 3, 3)
+        self.gravity = np.zeros(3) if gravity is None else np.asarray(gravity, float).reshape(3)
+        self._validate()
+
+        nq = np.array([NQ[JointType(t)] for t in self.joint_type])
+        nv = np.array([NV[JointType(t)] for t in self.joint_type])
+        self.q_index = np.concatenate([[0], np.cumsum(nq)[:-1]]).astype(np.int64)
+        self.v_index = np.concatenate([[0], np.cumsum(nv)[:-1]]).astype(np.int64)
+        self.joint_nq = nq.astype(np.int64)
+        self.joint_nv = nv.astype(np.int64)
+        self.nq = int(nq.sum())
+        self.nv = int(nv.sum())
+        self.dual_inertia = np.array(
+            [dual_inertia_matrix(self.mass[k], self.com[k], self.inertia_com[k]) for k in range(nb)]
+        ).reshape(nb, 6, 6)
+
+        self.frames = tuple(frames)
+        for f in self.frames:
+            if not 0 <= f.body < nb:
+                raise ValueError(f"frame {f.name!r}: body index {f.body} out of range")
+            _check_pose(f"frame {f.name!r} placement", f.placement)
+        names_f = [f.name for f in self.frames]
+        if len(set(names_f)) != len(names_f):
+            raise ValueError(f"frame names must be unique, got {names_f}")
+        self.frame_body = np.array([f.body for f in self.frames], dtype=np.int64)
+        self.frame_placement = np.array([f.placement for f in self.frames], float).reshape(-1, 8)
+
+        # packed arrays for the compiled kernels
+        ints = np.empty((nb, 4), dtype=np.int64)
+        ints[:, I_PARENT] = self.parent
+        ints[:, I_JTYPE] = self.joint_type
+        ints[:, I_QI] = self.q_index
+        ints[:, I_VI] = self.v_index
+        reals = np.empty((nb, N_REALS))
+        reals[:, R_AXIS : R_AXIS + 3] = self.joint_axis
+        reals[:, R_PLACE : R_PLACE + 8] = self.joint_placement
+        reals[:, R_MASS] = self.mass
+        reals[:, R_COM : R_COM + 3] = self.com
+        J_O = self.inertia_com - self.mass[:, None, None] * np.array(
+            [_skew(c) @ _skew(c) for c in self.com]
+        ).reshape(nb, 3, 3)
+        reals[:, R_JO : R_JO + 9] = J_O.reshape(nb, 9)
+        self._ints = ints
+        self._reals = reals
+        self.children = tuple(tuple(np.flatnonzero(self.parent == k).tolist()) for k in range(nb))
+        for a in vars(self).values():
+            if isinstance(a, np.ndarray):
+                a.setflags(write=False)
+
+    # ------------------------------------------------------------ validation
+    def _validate(self):
+        nb = self.nb
+        if nb == 0:
+            raise ValueError("a model needs at least one body")
+        if len(set(self.body_names)) != nb:
+            raise ValueError(f"body names must be unique, got {self.body_names}")
+        for k in range(nb):
+            name = self.body_names[k]
+            p = int(self.parent[k])
+            if k == 0 and p != -1:
+                raise ValueError(f"body {name!r}: body 0 is the root and must have parent -1")
+            if k > 0 and not 0 <= p < k:
+                raise ValueError(
+                    f"body {name!r}: parent index {p} is not an earlier body "
+                    f"(bodies must be ordered parents first; a cycle or a second root?)"
+                )
+            t = int(self.joint_type[k])
+            if t not in NQ:
+                raise ValueError(f"body {name!r}: unknown joint type {t}")
+            if t == JointType.FREE and k != 0:
+                raise ValueError(f"body {name!r}: only the root may have a FREE joint")
+            if t in (JointType.REVOLUTE, JointType.PRISMATIC):
+                ax = self.joint_axis[k]
+                if not np.all(np.isfinite(ax)) or abs(np.linalg.norm(ax) - 1.0) > 1e-9:
+                    raise ValueError(
+                        f"body {name!r}: joint axis must be a unit vector, got {ax.tolist()} "
+                        f"(norm {np.linalg.norm(ax):.12g})"
+                    )
+            _check_pose(f"body {name!r}: joint placement", self.joint_placement[k])
+            _check_inertia(name, self.mass[k], self.com[k], self.inertia_com[k])
+        if not np.all(np.isfinite(self.gravity)):
+            raise ValueError(f"gravity must be finite, got {self.gravity}")
+
+    # -------------------------------------------------------------- builders
+    @classmethod
+    def build(cls, bodies, frames=(), gravity=None):
+        """Build a model from a sequence of :class:`Body` (root first).
+
+        ``parent`` may be a body name or an index; a frame's ``body`` may be a
+        name or an index.
+        """
+        bodies = list(bodies)
+        names = [b.name for b in bodies]
+        index = {n: i for i, n in enumerate(names)}
+        parent = []
+        for i, b in enumerate(bodies):
+            p = b.parent
+            if p is None:
+                p = -1
+            elif isinstance(p, str):
+                if p not in index:
+                    raise ValueError(f"body {b.name!r}: unknown parent {p!r}")
+                p = index[p]
+            parent.append(int(p))
+            if i == 0 and p != -1:
+                raise ValueError(f"body {b.name!r}: the first body is the root (parent None)")
+        fr = []
+        for f in frames:
+            body = index[f.body] if isinstance(f.body, str) else int(f.body)
+            fr.append(Frame(f.name, body, np.asarray(f.placement, float)))
+        return cls(
+            names=names,
+            parent=parent,
+            joints=[b.joint for b in bodies],
+            mass=[b.mass for b in bodies],
+            com=[np.asarray(b.com, float) for b in bodies],
+            inertia=[np.asarray(b.inertia, float) for b in bodies],
+            frames=fr,
+            gravity=gravity,
+        )
+
+    def with_frames(self, frames):
+        """A copy of this model with extra named frames appended."""
+        return Model(
+            names=self.body_names,
+            parent=self.parent,
+            joints=[
+                Joint(JointType(t), a, p, n)
+                for t, a, p, n in zip(
+                    self.joint_type,
+                    self.joint_axis,
+                    self.joint_placement,
+                    self.joint_names,
+                    strict=True,
+                )
+            ],
+            mass=self.mass,
+            com=self.com,
+            inertia=self.inertia_com,
+            frames=(*self.frames, *frames),
+            gravity=self.gravity,
+        )
+
+    def with_gravity(self, gravity):
+        """A copy of this model with uniform gravity ``gravity`` (3,) [m/s^2]."""
+        return Model(
+            names=self.body_names,
+            parent=self.parent,
+            joints=[
+                Joint(JointType(t), a, p, n)
+                for t, a, p, n in zip(
+                    self.joint_type,
+                    self.joint_axis,
+                    self.joint_placement,
+                    self.joint_names,
+                    strict=True,
+                )
+            ],
+            mass=self.mass,
+            com=self.com,
+            inertia=self.inertia_com,
+            frames=self.frames,
+            gravity=gravity,
+        )
+
+    # ------------------------------------------------------------- lookups
+    @property
+    def floating(self):
+        """True when the root has a FREE joint (a floating base)."""
+        return int(self.joint_type[0]) == JointType.FREE
+
+    @property
+    def total_mass(self):
+        """Sum of the body masses [kg]."""
+        return float(self.mass.sum())
+
+    def body_index(self, name):
+        """Index of a body given its name (or an index, checked)."""
+        if isinstance(name, (int, np.integer)):
+            if not 0 <= name < self.nb:
+                raise ValueError(f"body index {name} out of range 0..{self.nb - 1}")
+            return int(name)
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise ValueError(f"no body named {name!r}; bodies: {self.body_names}") from None
+
+    def frame_index(self, name):
+        """Index of a named frame."""
+        for i, f in enumerate(self.frames):
+            if f.name == name:
+                return i
+        raise ValueError(f"no frame named {name!r}; frames: {[f.name for f in self.frames]}")
+
+    def q_slice(self, body):
+        """Slice of q holding the joint coordinates of ``body``."""
+        k = self.body_index(body)
+        return slice(int(self.q_index[k]), int(self.q_index[k] + self.joint_nq[k]))
+
+    def v_slice(self, body):
+        """Slice of v holding the joint velocities of ``body``."""
+        k = self.body_index(body)
+        return slice(int(self.v_index[k]), int(self.v_index[k] + self.joint_nv[k]))
+
+    # ---------------------------------------------------------- configurations
+    def neutral_configuration(self):
+        """q with every joint at zero (identity quaternions and poses)."""
+        q = np.zeros(self.nq)
+        for k in range(self.nb):
+            t = int(self.joint_type[k])
+            if t in (JointType.SPHERICAL, JointType.FREE):
+                q[self.q_index[k]] = 1.0
+        return q
+
+    def random_configuration(self, rng, *, angle=np.pi, translation=1.0):
+        """A random q: revolute angles in [-angle, angle], prismatic and base
+        translations in [-translation, translation], uniform random rotations."""
+        q = self.neutral_configuration()
+        for k in range(self.nb):
+            t, i = int(self.joint_type[k]), int(self.q_index[k])
+            if t == JointType.REVOLUTE:
+                q[i] = rng.uniform(-angle, angle)
+            elif t == JointType.PRISMATIC:
+                q[i] = rng.uniform(-translation, translation)
+            elif t == JointType.SPHERICAL:
+                u = rng.normal(size=4)
+                q[i : i + 4] = u / np.linalg.norm(u)
+            elif t == JointType.FREE:
+                u = rng.normal(size=4)
+                q[i : i + 8] = dq_from_quat_translation(
+                    u / np.linalg.norm(u), rng.uniform(-translation, translation, 3)
+                )
+        return q
+
+    def __repr__(self):
+        kinds = ", ".join(JointType(t).name.lower() for t in self.joint_type)
+        return (
+            f"Model(nb={self.nb}, nq={self.nq}, nv={self.nv}, "
+            f"floating={self.floating}, joints=[{kinds}], frames={len(self.frames)})"
+        )
