@@ -38,12 +38,14 @@ def to_pinocchio(model):
         if t == JointType.FIXED:
             jid, X = pj, place
         else:
-            jm = {
-                JointType.FREE: lambda: pin.JointModelFreeFlyer(),
-                JointType.SPHERICAL: lambda: pin.JointModelSpherical(),
-                JointType.REVOLUTE: lambda: pin.JointModelRevoluteUnaligned(ax),
-                JointType.PRISMATIC: lambda: pin.JointModelPrismaticUnaligned(ax),
-            }[t]()
+            if t == JointType.FREE:
+                jm = pin.JointModelFreeFlyer()
+            elif t == JointType.SPHERICAL:
+                jm = pin.JointModelSpherical()
+            elif t == JointType.REVOLUTE:
+                jm = pin.JointModelRevoluteUnaligned(ax)
+            else:
+                jm = pin.JointModelPrismaticUnaligned(ax)
             jid = pm.addJoint(pj, jm, place, model.joint_names[k])
             X = pin.SE3.Identity()
         inertia = pin.Inertia(
