@@ -577,3 +577,104 @@ def frame_jacobian(ints, reals, pose, body, placement, J):
                 for i in range(6):
                     J[i, vk + c] = out[i]
         k = ints[k, I_PARENT]
+
+
+# ------------------------------------------------------- time integration
+
+
+@njit(cache=True)
+def _f_dexp(phi):
+    """f(phi) = (1 - (phi/2) cot(phi/2)) / phi^2 and g(phi) = f'(phi) / phi."""
+    if phi < 1e-3:
+        p2 = phi * phi
+        return 1.0 / 12.0 + p2 / 720.0 + p2 * p2 / 30240.0, 1.0 / 360.0 + p2 / 7560.0
+    h = 0.5 * phi
+    cot = math.cos(h) / math.sin(h)
+    p2 = phi * phi
+    f = 1.0 / p2 - cot / (2.0 * phi)
+    fp = -2.0 / (p2 * phi) + cot / (2.0 * p2) + 1.0 / (4.0 * phi * math.sin(h) ** 2)
+    return f, fp / phi
+
+
+@njit(cache=True)
+def dexpinv(ints, theta, v, out):
+    """Local-coordinate rates ``theta_dot`` of ``q(t) = q0 (+) theta(t)`` for velocity v.
+
+    Free joint (exact on SE(3)): ``v + 1/2 th x v + f(th^) th x (th x v)`` with
+    the dual cross product and ``f`` evaluated at the dual angle
+    ``th^ = |th_r| + eps (th_r . th_d)/|th_r|``, ``f(phi) = (1 - phi/2 cot(phi/2))/phi^2``
+    (the SO(3) right-Jacobian inverse extended to dual numbers).
+    Spherical joint: the same on SO(3).  Other joints: ``theta_dot = v``.
+    """
+    nb = ints.shape[0]
+    w1 = np.empty(6)
+    w2 = np.empty(6)
+    for k in range(nb):
+        t = ints[k, I_JTYPE]
+        j = ints[k, I_VI]
+        if t == REVOLUTE or t == PRISMATIC:
+            out[j] = v[j]
+        elif t == SPHERICAL:
+            a0, a1, a2 = theta[j], theta[j + 1], theta[j + 2]
+            b0, b1, b2 = v[j], v[j + 1], v[j + 2]
+            c0, c1, c2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+            d0, d1, d2 = a1 * c2 - a2 * c1, a2 * c0 - a0 * c2, a0 * c1 - a1 * c0
+            f, _ = _f_dexp(math.sqrt(a0 * a0 + a1 * a1 + a2 * a2))
+            out[j] = b0 + 0.5 * c0 + f * d0
+            out[j + 1] = b1 + 0.5 * c1 + f * d1
+            out[j + 2] = b2 + 0.5 * c2 + f * d2
+        elif t == FREE:
+            th = theta[j : j + 6]
+            dv_cross(th, v[j : j + 6], w1)
+            dv_cross(th, w1, w2)
+            phi = math.sqrt(th[0] ** 2 + th[1] ** 2 + th[2] ** 2)
+            f, g = _f_dexp(phi)
+            rd = g * (th[0] * th[3] + th[1] * th[4] + th[2] * th[5])  # f'(phi) phi_d
+            for m in range(3):
+                out[j + m] = v[j + m] + 0.5 * w1[m] + f * w2[m]
+                out[j + 3 + m] = v[j + 3 + m] + 0.5 * w1[3 + m] + f * w2[3 + m] + rd * w2[m]
+
+
+@njit(cache=True)
+def forward_dynamics(ints, reals, gravity, q, v, tau, fext, a):
+    """The forward dynamics the integrators use (one place to choose the method)."""
+    return forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a)
+
+
+@njit(cache=True)
+def rk4_step(ints, reals, gravity, q, v, tau3, fext3, dt, q_out, v_out):
+    """One step of Lie-group RK4 (Munthe-Kaas) in local coordinates around q.
+
+    ``q(t) = q (+) theta(t)``, ``theta_dot = dexpinv(theta, v)``, classical RK4
+    on ``(theta, v)`` from ``theta = 0``, then ``q_out = q (+) theta(dt)``: the
+    base pose stays a unit dual quaternion by construction.  Inputs are
+    sampled at t, t + dt/2 (stages 2 and 3) and t + dt: ``tau3`` (3, nv),
+    ``fext3`` (3, nb, 6).  Returns False if the mass matrix is singular.
+    """
+    nv = v.shape[0]
+    nq = q.shape[0]
+    kq = np.empty((4, nv))
+    kv = np.empty((4, nv))
+    th = np.empty(nv)
+    vs = np.empty(nv)
+    qs = np.empty(nq)
+    ok = True
+    for j in range(nv):
+        kq[0, j] = v[j]
+    ok &= forward_dynamics(ints, reals, gravity, q, v, tau3[0], fext3[0], kv[0])
+    for s in range(1, 4):
+        h = dt if s == 3 else 0.5 * dt
+        for j in range(nv):
+            th[j] = h * kq[s - 1, j]
+            vs[j] = v[j] + h * kv[s - 1, j]
+        integrate(ints, q, th, 1.0, qs)
+        dexpinv(ints, th, vs, kq[s])
+        ok &= forward_dynamics(
+            ints, reals, gravity, qs, vs, tau3[(s + 1) // 2], fext3[(s + 1) // 2], kv[s]
+        )
+    c = dt / 6.0
+    for j in range(nv):
+        th[j] = c * (kq[0, j] + 2.0 * kq[1, j] + 2.0 * kq[2, j] + kq[3, j])
+        v_out[j] = v[j] + c * (kv[0, j] + 2.0 * kv[1, j] + 2.0 * kv[2, j] + kv[3, j])
+    integrate(ints, q, th, 1.0, q_out)
+    return ok
