@@ -327,6 +327,25 @@ class Model:
             gravity=gravity,
         )
 
+    def bodies(self):
+        """The model as a list of :class:`Body` (what :meth:`build` takes)."""
+        out = []
+        for k in range(self.nb):
+            p = int(self.parent[k])
+            joint = Joint(JointType(int(self.joint_type[k])), self.joint_axis[k].copy(),
+                          self.joint_placement[k].copy(), self.joint_names[k])
+            out.append(Body(self.body_names[k], None if p < 0 else p, joint,
+                            float(self.mass[k]), self.com[k].copy(), self.inertia_com[k].copy()))
+        return out
+
+    def with_bodies(self, bodies, frames=()):
+        """A copy of this model with extra bodies (and frames) appended after the existing ones.
+
+        A new body's ``parent`` may name an existing body or an earlier new one.
+        """
+        return Model.build([*self.bodies(), *bodies], (*self.frames, *frames),
+                           gravity=self.gravity)
+
     def with_frames(self, frames):
         """A copy of this model with extra named frames appended."""
         return Model(
