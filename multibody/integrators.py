@@ -134,9 +134,9 @@ def _step(model, q, v, dt, inputs, t):
     q1 = np.empty(model.nq)
     v1 = np.empty(model.nv)
     ok = K.rk4_step(model._ints, model._reals, model.gravity, q, v, tau3, f3, dt, q1, v1)
+    _guard(model, t + dt, q1, v1)
     if not ok:
         raise IntegrationError(f"mass matrix not positive-definite at t = {t:.6g} s")
-    _guard(model, t + dt, q1, v1)
     return q1, v1
 
 
