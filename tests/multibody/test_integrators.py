@@ -56,7 +56,7 @@ def test_integrate_difference_round_trip(robot, rng):
 
 
 def test_local_coordinate_rates_match_finite_differences(rng):
-    """dexpinv is exact: d/dt [q0 (+) theta(t)] has body velocity v with dexpinv(theta, v) = theta'."""
+    """dexpinv is exact: q0 (+) theta(t) moves with body velocity v, dexpinv(theta, v) = theta'."""
     model = sphere_chain()
     q0 = model.random_configuration(rng)
     th = 0.9 * rng.normal(size=model.nv)
