@@ -42,12 +42,25 @@ from .kinematics import (
     momentum,
 )
 from .model import Body, Frame, Joint, JointType, Model, dual_inertia_matrix
+from .simulation import (
+    INPUTS_SIG,
+    BatchTrajectories,
+    forward_dynamics_batch,
+    inverse_dynamics_batch,
+    no_inputs,
+    simulate_batch,
+    simulate_compiled,
+    stack_model_parameters,
+)
+from .urdf import model_from_urdf
 
 __all__ = [
+    "BatchTrajectories",
     "Body",
     "DHRow",
     "Frame",
     "FreeFloatingResult",
+    "INPUTS_SIG",
     "IntegrationError",
     "Joint",
     "JointType",
@@ -65,6 +78,7 @@ __all__ = [
     "external_wrenches",
     "floating_base_jacobians",
     "forward_dynamics",
+    "forward_dynamics_batch",
     "forward_kinematics",
     "frame_jacobian",
     "frame_pose",
@@ -73,13 +87,19 @@ __all__ = [
     "generalized_jacobian",
     "integrate",
     "inverse_dynamics",
+    "inverse_dynamics_batch",
     "joint_wrenches",
     "kinetic_energy",
     "mass_matrix",
+    "model_from_urdf",
     "models",
     "momentum",
+    "no_inputs",
     "rk4_step",
     "simulate_adaptive",
+    "simulate_batch",
+    "simulate_compiled",
     "simulate_rk4",
+    "stack_model_parameters",
     "state_derivative",
 ]

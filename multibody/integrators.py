@@ -21,7 +21,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from . import _kernels as K
-from . import _state
+from . import _sim, _state
 
 __all__ = [
     "integrate",
@@ -127,17 +127,43 @@ def rk4_step(model, q, v, dt, inputs=None, t=0.0):
 
 
 def _step(model, q, v, dt, inputs, t):
-    tau3 = np.empty((3, model.nv))
-    f3 = np.empty((3, model.nb, 6))
+    """One RK4 step with inputs sampled (in Python) at t, t + dt/2, t + dt."""
+    nv, nb = model.nv, model.nb
+    params = np.empty(2 + 3 * nv + 18 * nb)
+    params[0], params[1] = t, dt
     for i, s in enumerate((0.0, 0.5, 1.0)):
-        tau3[i], f3[i] = _inputs_at(model, inputs, t + s * dt)
+        tau, f = _inputs_at(model, inputs, t + s * dt)
+        params[2 + i * nv : 2 + (i + 1) * nv] = tau
+        params[2 + 3 * nv + 6 * nb * i : 2 + 3 * nv + 6 * nb * (i + 1)] = f.reshape(-1)
     q1 = np.empty(model.nq)
-    v1 = np.empty(model.nv)
-    ok = K.rk4_step(model._ints, model._reals, model.gravity, q, v, tau3, f3, dt, q1, v1)
-    _guard(model, t + dt, q1, v1)
-    if not ok:
-        raise IntegrationError(f"mass matrix not positive-definite at t = {t:.6g} s")
+    v1 = np.empty(nv)
+    status = _sim.rk4_step(
+        model._ints,
+        model._reals,
+        model.gravity,
+        q,
+        v,
+        t,
+        dt,
+        _sim.sampled_inputs,
+        params,
+        _EMPTY,
+        q1,
+        v1,
+    )
+    _raise_status(status, t, dt, q1, v1)
     return q1, v1
+
+
+_EMPTY = np.zeros(0)
+
+
+def _raise_status(status, t, dt, q1, v1):
+    if status == _sim.NONFINITE:
+        _guard(None, t + dt, q1, v1)
+        raise IntegrationError(f"state turned non-finite at t = {t + dt:.6g} s")
+    if status == _sim.SINGULAR:
+        raise IntegrationError(f"mass matrix not positive-definite at t = {t:.6g} s")
 
 
 def simulate_rk4(

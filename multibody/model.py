@@ -332,10 +332,22 @@ class Model:
         out = []
         for k in range(self.nb):
             p = int(self.parent[k])
-            joint = Joint(JointType(int(self.joint_type[k])), self.joint_axis[k].copy(),
-                          self.joint_placement[k].copy(), self.joint_names[k])
-            out.append(Body(self.body_names[k], None if p < 0 else p, joint,
-                            float(self.mass[k]), self.com[k].copy(), self.inertia_com[k].copy()))
+            joint = Joint(
+                JointType(int(self.joint_type[k])),
+                self.joint_axis[k].copy(),
+                self.joint_placement[k].copy(),
+                self.joint_names[k],
+            )
+            out.append(
+                Body(
+                    self.body_names[k],
+                    None if p < 0 else p,
+                    joint,
+                    float(self.mass[k]),
+                    self.com[k].copy(),
+                    self.inertia_com[k].copy(),
+                )
+            )
         return out
 
     def with_bodies(self, bodies, frames=()):
@@ -343,8 +355,7 @@ class Model:
 
         A new body's ``parent`` may name an existing body or an earlier new one.
         """
-        return Model.build([*self.bodies(), *bodies], (*self.frames, *frames),
-                           gravity=self.gravity)
+        return Model.build([*self.bodies(), *bodies], (*self.frames, *frames), gravity=self.gravity)
 
     def with_frames(self, frames):
         """A copy of this model with extra named frames appended."""

@@ -1,0 +1,263 @@
+"""Compiled time stepping: Lie-group RK4 with compiled input callbacks, whole loops, batches.
+
+An *inputs callback* is a numba function compiled with the signature
+:data:`INPUTS_SIG`::
+
+    @numba.njit(INPUTS_SIG, cache=True)
+    def my_inputs(t, q, v, params, mem, tau, fext):
+        # fill tau (nv,) and fext (nb, 6) for time t and state (q, v);
+        # params: read-only parameters, mem: the callback's own mutable memory
+        ...
+
+It is called at every RK4 stage with that stage's time and state, so a
+servo loop written as a callback is a continuous-time law; a digital
+controller holds its command in ``mem`` and updates it at its own ticks.
+The loops here are compiled once for that function *type* (not for each
+callback) and cached on disk, so a new callback costs only its own
+compilation.
+"""
+
+import numpy as np
+from numba import njit, prange, types
+
+from ._kernels import dexpinv, forward_dynamics, integrate, rnea
+
+
+def _ro(dtype, ndim):
+    return types.Array(dtype, ndim, "C", readonly=True)
+
+
+_I2 = _ro(types.int64, 2)  # model arrays are read-only
+_R2 = _ro(types.float64, 2)
+_R3 = _ro(types.float64, 3)
+_RV = _ro(types.float64, 1)  # read-only inputs (q, v, params)
+_RM = _ro(types.float64, 2)
+_V = types.float64[::1]
+_M = types.float64[:, ::1]
+
+#: Signature of an inputs callback: (t, q, v, params, mem, tau_out, fext_out) -> None.
+#: q, v and params are read-only; mem, tau_out and fext_out are written.
+INPUTS_SIG = types.void(types.float64, _RV, _RV, _RV, _V, _V, _M)
+InputsFn = types.FunctionType(INPUTS_SIG)
+
+OK, SINGULAR, NONFINITE = 0, 1, 2
+
+
+@njit(INPUTS_SIG, cache=True)
+def no_inputs(t, q, v, params, mem, tau, fext):
+    """Zero generalized forces and external wrenches."""
+    tau[:] = 0.0
+    fext[:, :] = 0.0
+
+
+@njit(INPUTS_SIG, cache=True)
+def sampled_inputs(t, q, v, params, mem, tau, fext):
+    """Inputs sampled at t0, t0 + dt/2, t0 + dt: params = [t0, dt, tau (3, nv), fext (3, nb, 6)]."""
+    nv = tau.shape[0]
+    nb = fext.shape[0]
+    t0, dt = params[0], params[1]
+    s = int(round(2.0 * (t - t0) / dt))
+    s = min(max(s, 0), 2)
+    base = 2 + s * nv
+    for j in range(nv):
+        tau[j] = params[base + j]
+    base = 2 + 3 * nv + s * nb * 6
+    for k in range(nb):
+        for j in range(6):
+            fext[k, j] = params[base + 6 * k + j]
+
+
+@njit(
+    types.int64(_I2, _R2, _RV, _RV, _RV, types.float64, types.float64, InputsFn, _RV, _V, _V, _V),
+    cache=True,
+)
+def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out):
+    """One step of Lie-group RK4 (Munthe-Kaas) in local coordinates around q.
+
+    ``q(t) = q (+) theta(t)``, ``theta' = dexpinv(theta, v)`` (exact), classical
+    RK4 on ``(theta, v)`` from ``theta = 0``, then ``q_out = q (+) theta(dt)``:
+    the base pose stays a unit dual quaternion by construction.  Returns
+    OK, SINGULAR (mass matrix not positive-definite) or NONFINITE.
+    """
+    nv = v.shape[0]
+    nq = q.shape[0]
+    nb = ints.shape[0]
+    kq = np.empty((4, nv))
+    kv = np.empty((4, nv))
+    th = np.empty(nv)
+    vs = np.empty(nv)
+    qs = np.empty(nq)
+    tau = np.empty(nv)
+    fext = np.empty((nb, 6))
+    acc = np.empty(nv)
+    ok = True
+    for s in range(4):
+        if s == 0:
+            ts = t
+            for j in range(nq):
+                qs[j] = q[j]
+            for j in range(nv):
+                vs[j] = v[j]
+                kq[0, j] = v[j]
+        else:
+            h = dt if s == 3 else 0.5 * dt
+            ts = t + h
+            for j in range(nv):
+                th[j] = h * kq[s - 1, j]
+                vs[j] = v[j] + h * kv[s - 1, j]
+            integrate(ints, q, th, 1.0, qs)
+            dexpinv(ints, th, vs, kq[s])
+        inputs(ts, qs, vs, params, mem, tau, fext)
+        ok &= forward_dynamics(ints, reals, gravity, qs, vs, tau, fext, acc)
+        for j in range(nv):
+            kv[s, j] = acc[j]
+    c = dt / 6.0
+    finite = True
+    for j in range(nv):
+        th[j] = c * (kq[0, j] + 2.0 * kq[1, j] + 2.0 * kq[2, j] + kq[3, j])
+        v_out[j] = v[j] + c * (kv[0, j] + 2.0 * kv[1, j] + 2.0 * kv[2, j] + kv[3, j])
+        finite &= np.isfinite(v_out[j]) and np.isfinite(th[j])
+    integrate(ints, q, th, 1.0, q_out)
+    for j in range(nq):
+        finite &= np.isfinite(q_out[j])
+    if not finite:
+        return NONFINITE
+    return OK if ok else SINGULAR
+
+
+@njit(
+    types.UniTuple(types.int64, 2)(
+        _I2,
+        _R2,
+        _RV,
+        _RV,
+        _RV,
+        types.float64,
+        types.float64,
+        types.int64,
+        types.int64,
+        InputsFn,
+        _RV,
+        _V,
+        _M,
+        _M,
+    ),
+    cache=True,
+)
+def rk4_loop(
+    ints, reals, gravity, q0, v0, t0, dt, n_steps, record_every, inputs, params, mem, Q, V
+):
+    """``n_steps`` RK4 steps without returning to Python.
+
+    Rows of Q (., nq) and V (., nv) receive the state after every
+    ``record_every``-th step (row 0 is the state after the first record).
+    Returns (status, steps done); on a failure the rows written so far are valid
+    and the failing step is not recorded.
+    """
+    nq = q0.shape[0]
+    nv = v0.shape[0]
+    q = q0.copy()
+    v = v0.copy()
+    q1 = np.empty(nq)
+    v1 = np.empty(nv)
+    row = 0
+    for n in range(n_steps):
+        status = rk4_step(ints, reals, gravity, q, v, t0 + n * dt, dt, inputs, params, mem, q1, v1)
+        if status != OK:
+            return status, n
+        for j in range(nq):
+            q[j] = q1[j]
+        for j in range(nv):
+            v[j] = v1[j]
+        if (n + 1) % record_every == 0:
+            for j in range(nq):
+                Q[row, j] = q[j]
+            for j in range(nv):
+                V[row, j] = v[j]
+            row += 1
+    return OK, n_steps
+
+
+@njit(
+    types.void(
+        _I2,
+        _R3,
+        _RV,
+        _RM,
+        _RM,
+        types.float64,
+        types.float64,
+        types.int64,
+        types.int64,
+        InputsFn,
+        _RM,
+        _M,
+        types.float64[:, :, ::1],
+        types.float64[:, :, ::1],
+        types.int64[:, ::1],
+    ),
+    cache=True,
+    parallel=True,
+)
+def rk4_batch(
+    ints,
+    reals_b,
+    gravity,
+    Q0,
+    V0,
+    t0,
+    dt,
+    n_steps,
+    record_every,
+    inputs,
+    params_b,
+    mem_b,
+    Q,
+    V,
+    status,
+):
+    """Independent trajectories in parallel (one per row of Q0 / reals_b / params_b).
+
+    ``status[i] = (status, steps done)`` of trajectory i.
+    """
+    for i in prange(Q0.shape[0]):
+        s, n = rk4_loop(
+            ints,
+            reals_b[i],
+            gravity,
+            Q0[i],
+            V0[i],
+            t0,
+            dt,
+            n_steps,
+            record_every,
+            inputs,
+            params_b[i],
+            mem_b[i],
+            Q[i],
+            V[i],
+        )
+        status[i, 0] = s
+        status[i, 1] = n
+
+
+@njit(types.boolean(_I2, _R2, _RV, _RM, _RM, _RM, _M), cache=True, parallel=True)
+def forward_dynamics_batch(ints, reals, gravity, Q, V, TAU, A):
+    """Forward dynamics of many states in parallel (no external wrenches); False if any failed."""
+    nb = ints.shape[0]
+    n = Q.shape[0]
+    ok = np.ones(n, dtype=np.bool_)
+    for i in prange(n):
+        fext = np.zeros((nb, 6))
+        ok[i] = forward_dynamics(ints, reals, gravity, Q[i], V[i], TAU[i], fext, A[i])
+    return ok.all()
+
+
+@njit(types.void(_I2, _R2, _RV, _RM, _RM, _RM, _M), cache=True, parallel=True)
+def inverse_dynamics_batch(ints, reals, gravity, Q, V, A, TAU):
+    """Inverse dynamics of many states in parallel (no external wrenches)."""
+    nb = ints.shape[0]
+    for i in prange(Q.shape[0]):
+        fext = np.zeros((nb, 6))
+        force = np.empty((nb, 6))
+        rnea(ints, reals, gravity, Q[i], V[i], A[i], fext, TAU[i], force)
