@@ -18,16 +18,17 @@ import numpy as np
 from numba import njit
 
 from dqspace.dq._kernels import (
-    dq_adjoint,
     dq_mul,
     dq_normalize,
     dq_screw_exp,
+    dq_translation,
     dv_cross,
     dv_frame_change,
     dv_frame_change_inv,
     q_exp,
     q_mul,
     q_rotate_inv,
+    q_to_rotation_matrix,
 )
 
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
@@ -54,43 +55,29 @@ def joint_nv(t):
 
 @njit(cache=True)
 def relative_pose(ints, reals, k, q, out):
-    """``rel = placement_k o X_J(q_k)``: pose of body k in its parent (or the inertial frame)."""
+    """``rel = placement_k o X_J(q_k)``: pose of body k in its parent (or the inertial frame).
+
+    The joint motion X_J is passed to the product as a tuple (no allocation).
+    """
     t = ints[k, I_JTYPE]
     i = ints[k, I_QI]
-    xj = np.empty(8)
+    place = reals[k, R_PLACE : R_PLACE + 8]
     if t == REVOLUTE:
         h = 0.5 * q[i]
         s = math.sin(h)
-        xj[0] = math.cos(h)
-        xj[1] = s * reals[k, R_AXIS]
-        xj[2] = s * reals[k, R_AXIS + 1]
-        xj[3] = s * reals[k, R_AXIS + 2]
-        xj[4] = 0.0
-        xj[5] = 0.0
-        xj[6] = 0.0
-        xj[7] = 0.0
+        a0, a1, a2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
+        dq_mul(place, (math.cos(h), s * a0, s * a1, s * a2, 0.0, 0.0, 0.0, 0.0), out)
     elif t == PRISMATIC:
         h = 0.5 * q[i]
-        xj[0] = 1.0
-        xj[1] = 0.0
-        xj[2] = 0.0
-        xj[3] = 0.0
-        xj[4] = 0.0
-        xj[5] = h * reals[k, R_AXIS]
-        xj[6] = h * reals[k, R_AXIS + 1]
-        xj[7] = h * reals[k, R_AXIS + 2]
+        a0, a1, a2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
+        dq_mul(place, (1.0, 0.0, 0.0, 0.0, 0.0, h * a0, h * a1, h * a2), out)
     elif t == SPHERICAL:
-        for j in range(4):
-            xj[j] = q[i + j]
-            xj[4 + j] = 0.0
+        dq_mul(place, (q[i], q[i + 1], q[i + 2], q[i + 3], 0.0, 0.0, 0.0, 0.0), out)
     elif t == FREE:
-        for j in range(8):
-            xj[j] = q[i + j]
+        dq_mul(place, q[i : i + 8], out)
     else:
         for j in range(8):
-            out[j] = reals[k, R_PLACE + j]
-        return
-    dq_mul(reals[k, R_PLACE : R_PLACE + 8], xj, out)
+            out[j] = place[j]
 
 
 @njit(cache=True)
@@ -293,21 +280,54 @@ def rnea(ints, reals, gravity, q, v, a, fext, tau, force):
 
 
 @njit(cache=True)
-def _at_b_a(A, B, out):
-    """out = A^T B A for 6x6 matrices."""
-    T = np.zeros((6, 6))
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for m in range(6):
-                s += B[i, m] * A[m, j]
-            T[i, j] = s
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for m in range(6):
-                s += A[m, i] * T[m, j]
-            out[i, j] = s
+def _composite_to_parent(rel, m, h, J, hp, Jp):
+    """Add the rigid-body inertia (m, h = m c, J about the origin; child frame) to the
+    parent's (hp, Jp) after moving it into the parent frame through ``rel = q^_{p,c}``.
+
+    ``h' = R h + m r``, ``J' = R J R^T - [r]x[Rh]x - [Rh]x[r]x - m [r]x^2``.
+    """
+    R = np.empty((3, 3))
+    q_to_rotation_matrix(rel[:4], R)
+    r = np.empty(3)
+    dq_translation(rel, r)
+    Rh0 = R[0, 0] * h[0] + R[0, 1] * h[1] + R[0, 2] * h[2]
+    Rh1 = R[1, 0] * h[0] + R[1, 1] * h[1] + R[1, 2] * h[2]
+    Rh2 = R[2, 0] * h[0] + R[2, 1] * h[1] + R[2, 2] * h[2]
+    # R J R^T
+    T = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            T[i, j] = R[i, 0] * J[0, j] + R[i, 1] * J[1, j] + R[i, 2] * J[2, j]
+    for i in range(3):
+        for j in range(i, 3):
+            v = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
+            Jp[i, j] += v
+            if j != i:
+                Jp[j, i] += v
+    # -[r]x[a]x - [a]x[r]x = (r.a + a.r) I - (r a^T + a r^T) - ... : use
+    # -[r]x[a]x = (r.a) I - a r^T  and  -[a]x[r]x = (a.r) I - r a^T,  -m[r]x^2 = m((r.r) I - r r^T)
+    ra = r[0] * Rh0 + r[1] * Rh1 + r[2] * Rh2
+    rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
+    a = (Rh0, Rh1, Rh2)
+    for i in range(3):
+        for j in range(3):
+            d = 2.0 * ra + m * rr if i == j else 0.0
+            Jp[i, j] += d - a[i] * r[j] - r[i] * a[j] - m * r[i] * r[j]
+    hp[0] += Rh0 + m * r[0]
+    hp[1] += Rh1 + m * r[1]
+    hp[2] += Rh2 + m * r[2]
+
+
+@njit(cache=True)
+def _momentum_of(m, h, J, w, out):
+    """``[p, h_O]`` of a rigid-body inertia (m, h = m c, J_O) moving with twist w = [w, v]."""
+    w0, w1, w2, v0, v1, v2 = w[0], w[1], w[2], w[3], w[4], w[5]
+    out[0] = m * v0 + (w1 * h[2] - w2 * h[1])
+    out[1] = m * v1 + (w2 * h[0] - w0 * h[2])
+    out[2] = m * v2 + (w0 * h[1] - w1 * h[0])
+    out[3] = J[0, 0] * w0 + J[0, 1] * w1 + J[0, 2] * w2 + (h[1] * v2 - h[2] * v1)
+    out[4] = J[1, 0] * w0 + J[1, 1] * w1 + J[1, 2] * w2 + (h[2] * v0 - h[0] * v2)
+    out[5] = J[2, 0] * w0 + J[2, 1] * w1 + J[2, 2] * w2 + (h[0] * v1 - h[1] * v0)
 
 
 @njit(cache=True)
@@ -316,78 +336,57 @@ def crba(ints, reals, q, M):
 
     ``Phi = (I - Q)^-1`` is never formed: its nilpotent block structure (a
     block ``Phi[j, k]`` is non-zero only for j an ancestor of k) lets the
-    product be evaluated by one tip-to-base sweep of composite inertias
-    ``Ic_p += Ad_k^T Ic_k Ad_k`` and one walk to the root per joint.
+    product be evaluated by one tip-to-base sweep of composite rigid-body
+    inertias (10 parameters each: mass, first moment, inertia about the body
+    origin) and, per joint column, one walk to the root carrying the
+    composite momentum ``Ic_k S_k`` with the wrench frame change (P19).
     """
     nb = ints.shape[0]
     nv = M.shape[0]
     rel = np.empty((nb, 8))
-    pose = np.empty((nb, 8))
-    poses(ints, reals, q, rel, pose)
-    Ad = np.empty((nb, 6, 6))
-    Ic = np.empty((nb, 6, 6))
     for k in range(nb):
-        dq_adjoint(rel[k], Ad[k])
-        spatial_inertia(reals, k, Ic[k])
-    tmp = np.empty((6, 6))
+        relative_pose(ints, reals, k, q, rel[k])
+    mc = np.empty(nb)
+    hc = np.empty((nb, 3))
+    Jc = np.empty((nb, 3, 3))
+    for k in range(nb):
+        m = reals[k, R_MASS]
+        mc[k] = m
+        for i in range(3):
+            hc[k, i] = m * reals[k, R_COM + i]
+            for j in range(3):
+                Jc[k, i, j] = reals[k, R_JO + 3 * i + j]
     for k in range(nb - 1, 0, -1):
         p = ints[k, I_PARENT]
-        _at_b_a(Ad[k], Ic[k], tmp)
-        for i in range(6):
-            for j in range(6):
-                Ic[p, i, j] += tmp[i, j]
+        _composite_to_parent(rel[k], mc[k], hc[k], Jc[k], hc[p], Jc[p])
+        mc[p] += mc[k]
     for i in range(nv):
         for j in range(nv):
             M[i, j] = 0.0
-    F = np.empty((6, 6))
-    F2 = np.empty((6, 6))
     e = np.zeros(nv)
     col = np.empty(6)
+    F = np.empty(6)
+    tau = np.zeros(nv)
     for k in range(nb):
-        t = ints[k, I_JTYPE]
-        nk = joint_nv(t)
-        if nk == 0:
-            continue
+        nk = joint_nv(ints[k, I_JTYPE])
         vk = ints[k, I_VI]
-        # F = Ic_k S_k (columns are swapped momenta [h, p])
         for c in range(nk):
             e[vk + c] = 1.0
             motion(ints, reals, k, e, col)
             e[vk + c] = 0.0
-            for i in range(6):
-                s = 0.0
-                for m in range(6):
-                    s += Ic[k, i, m] * col[m]
-                F[i, c] = s
-        j = k
-        while j >= 0:
-            tj = ints[j, I_JTYPE]
-            nj = joint_nv(tj)
-            vj = ints[j, I_VI]
-            for c in range(nk):
-                for r in range(nj):
-                    e[vj + r] = 1.0
-                    motion(ints, reals, j, e, col)
-                    e[vj + r] = 0.0
-                    s = 0.0
-                    for m in range(6):
-                        s += col[m] * F[m, c]
-                    M[vj + r, vk + c] = s
-                    M[vk + c, vj + r] = s
-            p = ints[j, I_PARENT]
-            if p < 0:
-                break
-            # F <- Ad_j^T F
-            for i in range(6):
-                for c in range(nk):
-                    s = 0.0
-                    for m in range(6):
-                        s += Ad[j, m, i] * F[m, c]
-                    F2[i, c] = s
-            for i in range(6):
-                for c in range(nk):
-                    F[i, c] = F2[i, c]
-            j = p
+            _momentum_of(mc[k], hc[k], Jc[k], col, F)  # composite momentum, wrench form
+            j = k
+            while True:
+                project(ints, reals, j, F, tau)
+                vj = ints[j, I_VI]
+                for r in range(joint_nv(ints[j, I_JTYPE])):
+                    M[vj + r, vk + c] = tau[vj + r]
+                    M[vk + c, vj + r] = tau[vj + r]
+                p = ints[j, I_PARENT]
+                if p < 0:
+                    break
+                dv_frame_change_inv(rel[j], F, F)
+                j = p
 
 
 @njit(cache=True)
