@@ -1,0 +1,745 @@
+"""Variable-speed control moment gyroscopes (VSCMGs): device, cluster and multibody coupling.
+
+Physics only (paper Sec. 3.2, eq. 36-41); the steering law that decides the
+commands lives in :mod:`dqspace.actuators.steering`.  Full derivation, the
+chosen geometry and every departure from the printed equations are in
+``docs/vscmg.md``.
+
+One VSCMG is a gimbal frame turning about the gimbal axis ``g`` (fixed in the
+base) by the gimbal angle ``gamma``, carrying a wheel (rotor) that spins about
+the spin axis ``s`` at the speed ``Omega`` relative to the gimbal.  The
+transverse axis completes the right-handed triad ``g = s x t``, i.e.
+``t = g x s``.  At ``gamma`` the axes in base coordinates are (a positive
+rotation about g)::
+
+    s(gamma) = cos(gamma) s0 + sin(gamma) t0
+    t(gamma) = cos(gamma) t0 - sin(gamma) s0
+    ds/dgamma = g x s = t,      dt/dgamma = g x t = -s
+
+Both centres of mass lie on the crossing point of the two axes, the mounting
+point ``p`` (fixed in the base).  The gimbal frame's principal axes are
+``(s, t, g)`` with moments ``(I_gs, I_gt, I_gg)``, the wheel is axisymmetric
+about ``s`` with moments ``(I_ws, I_wt, I_wt)``.  With ``w`` the base's angular
+velocity, the cluster's angular momentum about the mounting points is
+``sum_i J_i(gamma) w + h`` with the relative part (the paper's)::
+
+    h = A_g I_cg gamma_dot + A_s I_ws Omega,      I_cg = I_gg + I_wt
+
+and the torque the cluster exerts on the base (base coordinates, about the
+base origin) is that of the cluster *locked* at the current gimbal angles (a
+rigid body moving with the base) plus
+
+    tau = B gamma_ddot + C gamma_dot + E Omega_dot + d                 (40)-(41)
+    B = -A_g I_cg
+    C = -(A_t I_ws [Omega]_d + [w]x A_g I_cg + D(w) [I_s - I_t]_d)
+    E = -A_s I_ws
+    d = -[w]x A_s I_ws Omega
+
+``D(w)`` has columns ``t_i (s_i . w) + s_i (t_i . w)``: the rate of the locked
+inertia ``J_i(gamma)`` (``I_s = I_ws + I_gs``, ``I_t = I_wt + I_gt``).  The
+minus signs make ``tau`` the torque ON the base (the paper's (40) prints the
+rate of the cluster's momentum); ``d`` is the command-independent gyroscopic
+torque of the wheel momentum.  The paper neglects ``B gamma_ddot`` in (41).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dqspace.dq import dq_from_rotation_translation, dq_identity
+from dqspace.multibody import Body, Joint, JointType, Model, forward_kinematics
+
+__all__ = [
+    "TABLE4_MASS",
+    "TABLE4_INERTIA",
+    "PYRAMID_SKEW",
+    "GIMBAL_MASS",
+    "GIMBAL_INERTIA",
+    "NOMINAL_WHEEL_SPEED",
+    "MOUNT_RADIUS",
+    "VSCMG",
+    "VSCMGCluster",
+    "Axes",
+    "VSCMGMatrices",
+    "pyramid_cluster",
+    "ClusterIndex",
+    "ClusterModel",
+    "ClusterState",
+    "attach_cluster",
+    "ServoGains",
+    "ServoTorques",
+    "servo_torques",
+    "servo_controller",
+]
+
+#: Rotor mass [kg], paper Table 4 (a steel cylinder of radius 0.1 m and height 0.1 m).
+TABLE4_MASS = 24.66
+#: Rotor inertia about its centre [kg m^2], Table 4: ``(Ixx, Iyy, Izz)``, x the spin axis.
+TABLE4_INERTIA = (0.1233, 0.08221, 0.08221)
+#: Skew angle of the standard pyramid [rad], ``acos(1/sqrt(3))`` = 54.7356 deg.
+PYRAMID_SKEW = float(np.arccos(1.0 / np.sqrt(3.0)))
+#: Gimbal frame (housing) mass [kg] -- a choice: a 2 kg thin cylindrical shell around the rotor.
+GIMBAL_MASS = 2.0
+#: Gimbal frame principal moments ``(I_gs, I_gt, I_gg)`` [kg m^2] of that shell
+#: (radius 0.12 m, length 0.12 m, axis along s): ``m r^2`` and ``m (r^2/2 + L^2/12)``.
+GIMBAL_INERTIA = (
+    2.0 * 0.12**2,
+    2.0 * (0.12**2 / 2 + 0.12**2 / 12),
+    2.0 * (0.12**2 / 2 + 0.12**2 / 12),
+)
+#: Nominal wheel speed [rad/s] -- a choice: 3000 rpm (wheel momentum 38.7 N m s).
+NOMINAL_WHEEL_SPEED = 3000.0 * 2.0 * np.pi / 60.0
+#: Distance of the mounting points from the base centre [m] -- a choice: half the 0.3 m cube,
+#: plus the 0.12 m housing radius, plus 0.03 m clearance.
+MOUNT_RADIUS = 0.3
+
+_AXIS_TOL = 1e-9
+
+
+def _vec3(x, what):
+    a = np.asarray(x, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} must be a finite 3-vector, got {x!r}")
+    return a
+
+
+def _positive(x, what, unit):
+    x = float(x)
+    if not np.isfinite(x) or x <= 0.0:
+        raise ValueError(f"{what} must be positive and finite [{unit}], got {x}")
+    return x
+
+
+@dataclass(frozen=True)
+class VSCMG:
+    """One variable-speed control moment gyroscope.
+
+    Attributes
+    ----------
+    gimbal_axis : (3,) unit gimbal axis g in the base frame
+    spin_axis : (3,) unit spin axis s0 at gamma = 0 in the base frame, orthogonal to g
+    position : (3,) mounting point p (centre of gimbal and wheel) in the base frame [m]
+    wheel_mass : float [kg]
+    wheel_inertia : (2,) ``(I_ws, I_wt)``: wheel moments about s and about any transverse
+        axis through its centre [kg m^2]
+    gimbal_mass : float [kg]
+    gimbal_inertia : (3,) ``(I_gs, I_gt, I_gg)``: gimbal frame moments about s, t, g
+        through p [kg m^2]
+    nominal_wheel_speed : float, the wheel speed Omega relative to the gimbal at which the
+        device is operated [rad/s] (used for default states and steering scales)
+
+    Raises
+    ------
+    ValueError
+        non-unit or non-orthogonal axes, non-positive masses or moments, moments that no
+        rigid body has (triangle inequality), a non-positive nominal wheel speed.
+    """
+
+    gimbal_axis: np.ndarray
+    spin_axis: np.ndarray
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    wheel_mass: float = TABLE4_MASS
+    wheel_inertia: tuple = TABLE4_INERTIA[:2]
+    gimbal_mass: float = GIMBAL_MASS
+    gimbal_inertia: tuple = GIMBAL_INERTIA
+    nominal_wheel_speed: float = NOMINAL_WHEEL_SPEED
+
+    def __post_init__(self):
+        g = _vec3(self.gimbal_axis, "gimbal_axis")
+        s = _vec3(self.spin_axis, "spin_axis")
+        for name, a in (("gimbal_axis", g), ("spin_axis", s)):
+            n = np.linalg.norm(a)
+            if abs(n - 1.0) > _AXIS_TOL:
+                raise ValueError(f"{name} must be a unit vector, got {a.tolist()} (norm {n:.12g})")
+        if abs(g @ s) > _AXIS_TOL:
+            raise ValueError(
+                f"spin_axis {s.tolist()} is not orthogonal to gimbal_axis {g.tolist()} "
+                f"(g . s = {g @ s:.3g})"
+            )
+        p = _vec3(self.position, "position")
+        mw = _positive(self.wheel_mass, "wheel_mass", "kg")
+        mg = _positive(self.gimbal_mass, "gimbal_mass", "kg")
+        Iw = np.asarray(self.wheel_inertia, dtype=float)
+        Ig = np.asarray(self.gimbal_inertia, dtype=float)
+        if Iw.shape != (2,) or not np.all(np.isfinite(Iw)) or np.any(Iw <= 0):
+            raise ValueError(
+                f"wheel_inertia must be two positive moments (I_ws, I_wt) [kg m^2], got {Iw}"
+            )
+        if Ig.shape != (3,) or not np.all(np.isfinite(Ig)) or np.any(Ig <= 0):
+            raise ValueError(
+                f"gimbal_inertia must be three positive moments (I_gs, I_gt, I_gg) [kg m^2], "
+                f"got {Ig}"
+            )
+        if Iw[0] > 2.0 * Iw[1] * (1 + 1e-12):
+            raise ValueError(
+                f"wheel_inertia {Iw.tolist()}: I_ws > 2 I_wt violates the triangle inequality "
+                f"(no rigid wheel has such moments)"
+            )
+        srt = np.sort(Ig)
+        if srt[0] + srt[1] < srt[2] * (1 - 1e-12):
+            raise ValueError(
+                f"gimbal_inertia {Ig.tolist()} violates the triangle inequality I1 + I2 >= I3"
+            )
+        w0 = _positive(self.nominal_wheel_speed, "nominal_wheel_speed", "rad/s")
+        object.__setattr__(self, "gimbal_axis", g)
+        object.__setattr__(self, "spin_axis", s)
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "wheel_mass", mw)
+        object.__setattr__(self, "gimbal_mass", mg)
+        object.__setattr__(self, "wheel_inertia", tuple(Iw.tolist()))
+        object.__setattr__(self, "gimbal_inertia", tuple(Ig.tolist()))
+        object.__setattr__(self, "nominal_wheel_speed", w0)
+        for a in (g, s, p):
+            a.setflags(write=False)
+
+    @property
+    def transverse_axis(self):
+        """t0 = g x s0 (3,), the transverse axis at gamma = 0 (so that g = s x t)."""
+        return np.cross(self.gimbal_axis, self.spin_axis)
+
+    @property
+    def gimbal_axis_inertia(self):
+        """``I_cg = I_gg + I_wt`` [kg m^2]: gimbal frame plus wheel about g."""
+        return self.gimbal_inertia[2] + self.wheel_inertia[1]
+
+    @property
+    def frame_rotation(self):
+        """(3, 3) rotation ``[s0, t0, g]`` of the gimbal joint frame in the base frame."""
+        return np.column_stack([self.spin_axis, self.transverse_axis, self.gimbal_axis])
+
+
+@dataclass(frozen=True)
+class Axes:
+    """Axes of a cluster at the current gimbal angles, columns in base coordinates.
+
+    Attributes
+    ----------
+    A_g, A_s, A_t : (3, K) gimbal, spin and transverse axes
+    """
+
+    A_g: np.ndarray
+    A_s: np.ndarray
+    A_t: np.ndarray
+
+
+@dataclass(frozen=True)
+class VSCMGMatrices:
+    """The matrices of ``tau = B gamma_ddot + C gamma_dot + E Omega_dot + d`` (eq. 40-41).
+
+    ``tau`` [N m] is the torque the cluster exerts on the base beyond that of the cluster
+    locked at the current gimbal angles, base coordinates (see the module docstring).
+
+    Attributes
+    ----------
+    A_g, A_s, A_t : (3, K) axes in base coordinates
+    B : (3, K) [kg m^2], the gimbal-acceleration term the paper neglects
+    C : (3, K) [N m s], torque per gimbal rate
+    E : (3, K) [kg m^2], torque per wheel acceleration
+    G : (3, 2K), ``[C E]`` (41)
+    d : (3,) [N m], gyroscopic torque of the wheel momentum, ``-w x A_s I_ws Omega``
+    """
+
+    A_g: np.ndarray
+    A_s: np.ndarray
+    A_t: np.ndarray
+    B: np.ndarray
+    C: np.ndarray
+    E: np.ndarray
+    G: np.ndarray
+    d: np.ndarray
+
+
+def _state_vec(x, name, K):
+    a = np.asarray(x, dtype=float)
+    if a.shape != (K,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a finite ({K},) array, got shape {a.shape}: {x!r}")
+    return a
+
+
+class VSCMGCluster:
+    """K >= 3 VSCMGs mounted on one base.
+
+    Parameters
+    ----------
+    units : sequence of :class:`VSCMG`
+
+    Attributes
+    ----------
+    K : int
+    units : tuple of VSCMG
+    A_g0, A_s0, A_t0 : (3, K) axes at gamma = 0
+    positions : (K, 3) mounting points [m]
+    I_ws, I_wt, I_cg : (K,) wheel spin, wheel transverse, gimbal-axis moments [kg m^2]
+    I_s, I_t : (K,) gimbal + wheel moments about s and t [kg m^2]
+    nominal_wheel_speed : (K,) [rad/s]
+
+    Raises
+    ------
+    ValueError
+        fewer than 3 units (no full 3-axis control), gimbal axes that do not span
+        three dimensions (every torque would lie in one plane).
+    """
+
+    def __init__(self, units):
+        units = tuple(units)
+        for i, u in enumerate(units):
+            if not isinstance(u, VSCMG):
+                raise ValueError(f"units[{i}] must be a VSCMG, got {type(u).__name__}")
+        K = len(units)
+        if K < 3:
+            raise ValueError(f"a cluster needs K >= 3 VSCMGs for full 3-axis control, got K = {K}")
+        self.units = units
+        self.K = K
+        self.A_g0 = np.column_stack([u.gimbal_axis for u in units])
+        self.A_s0 = np.column_stack([u.spin_axis for u in units])
+        self.A_t0 = np.column_stack([u.transverse_axis for u in units])
+        sv = np.linalg.svd(self.A_g0, compute_uv=False)
+        if sv[2] < 1e-6 * sv[0]:
+            raise ValueError(
+                f"the gimbal axes do not span 3 dimensions (singular values {sv.tolist()}): "
+                f"all torques would lie in one plane"
+            )
+        self.positions = np.array([u.position for u in units])
+        self.I_ws = np.array([u.wheel_inertia[0] for u in units])
+        self.I_wt = np.array([u.wheel_inertia[1] for u in units])
+        self.I_cg = np.array([u.gimbal_axis_inertia for u in units])
+        self.I_s = self.I_ws + np.array([u.gimbal_inertia[0] for u in units])
+        self.I_t = self.I_wt + np.array([u.gimbal_inertia[1] for u in units])
+        self.nominal_wheel_speed = np.array([u.nominal_wheel_speed for u in units])
+        for a in (
+            self.A_g0,
+            self.A_s0,
+            self.A_t0,
+            self.positions,
+            self.I_ws,
+            self.I_wt,
+            self.I_cg,
+            self.I_s,
+            self.I_t,
+            self.nominal_wheel_speed,
+        ):
+            a.setflags(write=False)
+
+    def __repr__(self):
+        return f"VSCMGCluster(K={self.K})"
+
+    @property
+    def nominal_momentum(self):
+        """Mean wheel momentum ``I_ws Omega_0`` at the nominal speeds [N m s]."""
+        return float(np.mean(self.I_ws * self.nominal_wheel_speed))
+
+    def axes(self, gamma):
+        """Axes at the gimbal angles ``gamma`` (K,) [rad]: :class:`Axes` (3, K) each."""
+        gamma = _state_vec(gamma, "gamma", self.K)
+        c, s = np.cos(gamma), np.sin(gamma)
+        A_s = c * self.A_s0 + s * self.A_t0
+        A_t = c * self.A_t0 - s * self.A_s0
+        return Axes(self.A_g0.copy(), A_s, A_t)
+
+    def momentum(self, gamma, gamma_dot, wheel_speed):
+        """Relative angular momentum ``h = A_g I_cg gamma_dot + A_s I_ws Omega`` (3,) [N m s].
+
+        Base coordinates; the cluster's total angular momentum about the mounting points
+        is ``sum_i J_i(gamma) w + h`` (``J_i`` the locked inertia).
+        """
+        ax = self.axes(gamma)
+        gd = _state_vec(gamma_dot, "gamma_dot", self.K)
+        Om = _state_vec(wheel_speed, "wheel_speed", self.K)
+        return ax.A_g @ (self.I_cg * gd) + ax.A_s @ (self.I_ws * Om)
+
+    def matrices(self, gamma, wheel_speed, w_IB_B):
+        """``B, C, E, G = [C E], d`` at the state (eq. 40-41 with the signs of ``docs/vscmg.md``).
+
+        Parameters
+        ----------
+        gamma : (K,) gimbal angles [rad]
+        wheel_speed : (K,) wheel speeds Omega relative to the gimbals [rad/s]
+        w_IB_B : (3,) base angular velocity in base coordinates [rad/s]
+
+        Returns
+        -------
+        VSCMGMatrices
+        """
+        ax = self.axes(gamma)
+        Om = _state_vec(wheel_speed, "wheel_speed", self.K)
+        w = _vec3(w_IB_B, "w_IB_B")
+        wx = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+        B = -ax.A_g * self.I_cg
+        D = ax.A_t * (w @ ax.A_s) + ax.A_s * (w @ ax.A_t)
+        C = -(ax.A_t * (self.I_ws * Om) + wx @ (ax.A_g * self.I_cg) + D * (self.I_s - self.I_t))
+        E = -ax.A_s * self.I_ws
+        d = -np.cross(w, ax.A_s @ (self.I_ws * Om))
+        return VSCMGMatrices(ax.A_g, ax.A_s, ax.A_t, B, C, E, np.hstack([C, E]), d)
+
+    def base_torque(self, gamma, gamma_dot, wheel_speed, w_IB_B, gamma_ddot, wheel_accel):
+        """``tau = B gamma_ddot + C gamma_dot + E Omega_dot + d`` (3,) [N m], base coordinates.
+
+        The torque on the base beyond that of the locked cluster (exact, all terms kept).
+        """
+        m = self.matrices(gamma, wheel_speed, w_IB_B)
+        gd = _state_vec(gamma_dot, "gamma_dot", self.K)
+        gdd = _state_vec(gamma_ddot, "gamma_ddot", self.K)
+        Od = _state_vec(wheel_accel, "wheel_accel", self.K)
+        return m.B @ gdd + m.C @ gd + m.E @ Od + m.d
+
+
+def pyramid_cluster(
+    *,
+    skew=PYRAMID_SKEW,
+    radius=MOUNT_RADIUS,
+    wheel_speed=NOMINAL_WHEEL_SPEED,
+    wheel_mass=TABLE4_MASS,
+    wheel_inertia=TABLE4_INERTIA[:2],
+    gimbal_mass=GIMBAL_MASS,
+    gimbal_inertia=GIMBAL_INERTIA,
+):
+    """Four VSCMGs in the standard pyramid around the base (the ready configuration).
+
+    Unit i sits at ``radius`` along the outward normal ``n_i`` of a side face of the base
+    (``n = +x, +y, -x, -y``); its gimbal axis leans out by the skew angle,
+    ``g_i = sin(beta) n_i + cos(beta) z``, and its spin axis at gamma = 0 is
+    ``s0_i = z x n_i`` (tangential).  This is Wie's pyramid: the wheel momenta cancel at
+    gamma = 0 and ``gamma = (90, 0, -90, 0)`` deg is a singular set.
+
+    Parameters
+    ----------
+    skew : float, beta [rad] (default acos(1/sqrt 3): equal momentum envelope on the axes)
+    radius : float, distance of the mounting points from the base centre [m]
+    wheel_speed : float, nominal wheel speed [rad/s]
+    wheel_mass, wheel_inertia, gimbal_mass, gimbal_inertia : see :class:`VSCMG`
+
+    Returns
+    -------
+    VSCMGCluster
+    """
+    radius = float(radius)
+    if not np.isfinite(radius) or radius < 0:
+        raise ValueError(f"radius must be non-negative and finite [m], got {radius}")
+    sb, cb = np.sin(skew), np.cos(skew)
+    z = np.array([0.0, 0.0, 1.0])
+    units = []
+    for n in ([1.0, 0, 0], [0, 1.0, 0], [-1.0, 0, 0], [0, -1.0, 0]):
+        n = np.array(n)
+        units.append(
+            VSCMG(
+                gimbal_axis=sb * n + cb * z,
+                spin_axis=np.cross(z, n),
+                position=radius * n,
+                wheel_mass=wheel_mass,
+                wheel_inertia=wheel_inertia,
+                gimbal_mass=gimbal_mass,
+                gimbal_inertia=gimbal_inertia,
+                nominal_wheel_speed=wheel_speed,
+            )
+        )
+    return VSCMGCluster(units)
+
+
+# ----------------------------------------------------------------- multibody
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """The cluster's state read from a multibody state.
+
+    Attributes
+    ----------
+    gamma : (K,) gimbal angles [rad]
+    gamma_dot : (K,) gimbal rates [rad/s]
+    wheel_speed : (K,) wheel speeds relative to the gimbals [rad/s]
+    w_IB_B : (3,) angular velocity of the carrying body, its coordinates [rad/s]
+    """
+
+    gamma: np.ndarray
+    gamma_dot: np.ndarray
+    wheel_speed: np.ndarray
+    w_IB_B: np.ndarray
+
+
+@dataclass(frozen=True)
+class ClusterIndex:
+    """Where a cluster's coordinates sit in the extended model.
+
+    Attributes
+    ----------
+    parent : int, body carrying the cluster (its frame is the cluster's "base frame")
+    gimbal_body, wheel_body : (K,) body indices
+    gimbal_q, wheel_q : (K,) q entries: gimbal angle gamma_i, wheel angle phi_i [rad]
+    gimbal_v, wheel_v : (K,) v entries: gimbal rate gamma_dot_i, wheel speed Omega_i [rad/s]
+    """
+
+    parent: int
+    gimbal_body: np.ndarray
+    wheel_body: np.ndarray
+    gimbal_q: np.ndarray
+    wheel_q: np.ndarray
+    gimbal_v: np.ndarray
+    wheel_v: np.ndarray
+
+
+@dataclass(frozen=True)
+class ClusterModel:
+    """A multibody model with a VSCMG cluster attached (from :func:`attach_cluster`).
+
+    Attributes
+    ----------
+    model : Model, the extended model
+    cluster : VSCMGCluster
+    index : ClusterIndex
+    """
+
+    model: Model
+    cluster: VSCMGCluster
+    index: ClusterIndex
+
+    def state(self, q, v):
+        """The cluster's :class:`ClusterState` at ``(q, v)``."""
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        ix = self.index
+        if ix.parent == 0 and self.model.floating:
+            w = v[:3].copy()
+        else:
+            w = forward_kinematics(self.model, q, v).twist[ix.parent, :3].copy()
+        return ClusterState(q[ix.gimbal_q].copy(), v[ix.gimbal_v].copy(), v[ix.wheel_v].copy(), w)
+
+    def with_state(self, q, v, *, gamma=None, gamma_dot=None, wheel_speed=None):
+        """Copies of ``(q, v)`` with the cluster's entries replaced where given.
+
+        ``wheel_speed="nominal"`` sets every wheel to its nominal speed.
+        """
+        q = np.array(q, dtype=float)
+        v = np.array(v, dtype=float)
+        K, ix = self.cluster.K, self.index
+        if gamma is not None:
+            q[ix.gimbal_q] = _state_vec(gamma, "gamma", K)
+        if gamma_dot is not None:
+            v[ix.gimbal_v] = _state_vec(gamma_dot, "gamma_dot", K)
+        if isinstance(wheel_speed, str):
+            if wheel_speed != "nominal":
+                raise ValueError(f"wheel_speed must be an array or 'nominal', got {wheel_speed!r}")
+            wheel_speed = self.cluster.nominal_wheel_speed
+        if wheel_speed is not None:
+            v[ix.wheel_v] = _state_vec(wheel_speed, "wheel_speed", K)
+        return q, v
+
+    def joint_torques(self, gimbal, wheel):
+        """Generalized-force vector (nv,) with gimbal and wheel motor torques [N m], zeros else."""
+        K, ix = self.cluster.K, self.index
+        tau = np.zeros(self.model.nv)
+        tau[ix.gimbal_v] = _state_vec(gimbal, "gimbal torques", K)
+        tau[ix.wheel_v] = _state_vec(wheel, "wheel torques", K)
+        return tau
+
+
+def attach_cluster(model, cluster, *, parent="base", prefix="vscmg"):
+    """Add the cluster to a multibody model as real bodies (paper eq. 36-37 exactly).
+
+    Per unit i two bodies are appended: ``{prefix}{i}_gimbal`` on a REVOLUTE joint about
+    g, placed at ``p_i`` in the parent with axes ``[s0, t0, g]`` (so its joint axis is z),
+    and ``{prefix}{i}_wheel`` on a REVOLUTE joint about s0 (x in the gimbal frame) at the
+    gimbal's origin.  The gimbal joint's angle is gamma_i and the wheel joint's rate is
+    Omega_i; motor torques at these joints are internal (they act on the parent too).
+
+    Parameters
+    ----------
+    model : Model, e.g. ``models.space_manipulator()`` or a bare base
+    cluster : VSCMGCluster, axes and positions in the frame of ``parent``
+    parent : str or int, the carrying body
+    prefix : str, body-name prefix
+
+    Returns
+    -------
+    ClusterModel
+    """
+    if not isinstance(cluster, VSCMGCluster):
+        raise ValueError(f"cluster must be a VSCMGCluster, got {type(cluster).__name__}")
+    p = model.body_index(parent)
+    bodies = []
+    for i, u in enumerate(cluster.units, start=1):
+        gname, wname = f"{prefix}{i}_gimbal", f"{prefix}{i}_wheel"
+        Ig, Iw = u.gimbal_inertia, u.wheel_inertia
+        bodies.append(
+            Body(
+                gname,
+                p,
+                Joint(
+                    JointType.REVOLUTE,
+                    np.array([0.0, 0.0, 1.0]),
+                    dq_from_rotation_translation(u.frame_rotation, u.position),
+                    f"{prefix}{i}_gimbal",
+                ),
+                u.gimbal_mass,
+                np.zeros(3),
+                np.diag(Ig),
+            )
+        )
+        bodies.append(
+            Body(
+                wname,
+                gname,
+                Joint(
+                    JointType.REVOLUTE,
+                    np.array([1.0, 0.0, 0.0]),
+                    dq_identity(),
+                    f"{prefix}{i}_wheel",
+                ),
+                u.wheel_mass,
+                np.zeros(3),
+                np.diag([Iw[0], Iw[1], Iw[1]]),
+            )
+        )
+    ext = model.with_bodies(bodies)
+    nb0 = model.nb
+    gb = nb0 + 2 * np.arange(cluster.K)
+    wb = gb + 1
+    index = ClusterIndex(
+        parent=p,
+        gimbal_body=gb,
+        wheel_body=wb,
+        gimbal_q=ext.q_index[gb].copy(),
+        wheel_q=ext.q_index[wb].copy(),
+        gimbal_v=ext.v_index[gb].copy(),
+        wheel_v=ext.v_index[wb].copy(),
+    )
+    for a in (gb, wb, index.gimbal_q, index.wheel_q, index.gimbal_v, index.wheel_v):
+        a.setflags(write=False)
+    return ClusterModel(ext, cluster, index)
+
+
+# -------------------------------------------------------------- servo loops
+
+
+@dataclass(frozen=True)
+class ServoGains:
+    """Bandwidths of the device's motor loops.
+
+    Attributes
+    ----------
+    gimbal_rate : float, gimbal-rate loop bandwidth k_g [1/s]
+    wheel_speed : float, wheel-speed loop bandwidth k_w [1/s] (used only when a wheel
+        speed reference is given)
+    """
+
+    gimbal_rate: float = 50.0
+    wheel_speed: float = 5.0
+
+    def __post_init__(self):
+        for name in ("gimbal_rate", "wheel_speed"):
+            x = float(getattr(self, name))
+            if not np.isfinite(x) or x < 0:
+                raise ValueError(
+                    f"ServoGains.{name} must be non-negative and finite [1/s], got {x}"
+                )
+
+
+@dataclass(frozen=True)
+class ServoTorques:
+    """Motor torques of the servo loops.
+
+    Attributes
+    ----------
+    gimbal : (K,) gimbal motor torques about g [N m]
+    wheel : (K,) wheel motor torques about s [N m]
+    tau : (nv,) the generalized-force vector with these entries (zeros elsewhere)
+    """
+
+    gimbal: np.ndarray
+    wheel: np.ndarray
+    tau: np.ndarray
+
+
+def servo_torques(
+    cm,
+    q,
+    v,
+    gimbal_rate_cmd,
+    wheel_accel_cmd,
+    *,
+    gimbal_accel_ff=None,
+    wheel_speed_ref=None,
+    w_dot_IB_B=None,
+    gains=ServoGains(),
+):
+    """Gimbal-rate and wheel-acceleration servo loops as motor torques (computed torque).
+
+    The exact joint equations of unit i (gimbal + wheel about g, wheel about s) are::
+
+        tau_g = I_cg (gamma_ddot + g.w_dot) + (I_t - I_s)(s.w)(t.w) - I_ws Omega (t.w)
+        tau_w = I_ws (Omega_dot + s.w_dot + gamma_dot s.(w x g))
+
+    The servos use them with ``gamma_ddot = gamma_ddot_ff + k_g (gamma_dot_cmd - gamma_dot)``,
+    ``Omega_dot = Omega_dot_cmd [+ k_w (Omega_ref - Omega)]`` and the base angular
+    acceleration ``w_dot`` if given (zero otherwise: the rate loop absorbs it).  With
+    ``w_dot`` exact and zero loop errors the torques are those of the inverse dynamics.
+
+    Parameters
+    ----------
+    cm : ClusterModel
+    q, v : (nq,), (nv,) state of the extended model
+    gimbal_rate_cmd : (K,) commanded gimbal rates [rad/s]
+    wheel_accel_cmd : (K,) commanded wheel accelerations [rad/s^2]
+    gimbal_accel_ff : (K,) gimbal acceleration feedforward [rad/s^2], default 0
+    wheel_speed_ref : (K,) wheel speed reference [rad/s], default None (no speed loop)
+    w_dot_IB_B : (3,) base angular acceleration estimate [rad/s^2], default 0
+    gains : ServoGains
+
+    Returns
+    -------
+    ServoTorques
+    """
+    cl = cm.cluster
+    K = cl.K
+    st = cm.state(q, v)
+    gr = _state_vec(gimbal_rate_cmd, "gimbal_rate_cmd", K)
+    wa = _state_vec(wheel_accel_cmd, "wheel_accel_cmd", K)
+    gff = (
+        np.zeros(K)
+        if gimbal_accel_ff is None
+        else _state_vec(gimbal_accel_ff, "gimbal_accel_ff", K)
+    )
+    wd = np.zeros(3) if w_dot_IB_B is None else _vec3(w_dot_IB_B, "w_dot_IB_B")
+    ax = cl.axes(st.gamma)
+    w = st.w_IB_B
+    ws, wt = w @ ax.A_s, w @ ax.A_t
+    gamma_ddot = gff + gains.gimbal_rate * (gr - st.gamma_dot)
+    tau_g = (
+        cl.I_cg * (gamma_ddot + wd @ ax.A_g)
+        + (cl.I_t - cl.I_s) * ws * wt
+        - cl.I_ws * st.wheel_speed * wt
+    )
+    Om_dot = wa.copy()
+    if wheel_speed_ref is not None:
+        Om_dot += gains.wheel_speed * (
+            _state_vec(wheel_speed_ref, "wheel_speed_ref", K) - st.wheel_speed
+        )
+    w_x_g = np.cross(w, ax.A_g.T).T
+    tau_w = cl.I_ws * (Om_dot + wd @ ax.A_s + st.gamma_dot * np.sum(ax.A_s * w_x_g, axis=0))
+    return ServoTorques(tau_g, tau_w, cm.joint_torques(tau_g, tau_w))
+
+
+def servo_controller(cm, command, *, gains=ServoGains()):
+    """A ``controller(t, q, v) -> tau`` for :func:`dqspace.multibody.simulate_rk4`.
+
+    A pure function of ``(t, q, v)``: the servo laws of :func:`servo_torques` without a
+    base-acceleration estimate (the rate loop absorbs ``g . w_dot``; a backward-difference
+    estimate of ``w_dot`` was tried and tracked worse, see ``docs/vscmg.md``).
+
+    Parameters
+    ----------
+    cm : ClusterModel
+    command : callable ``command(t, q, v) -> (gimbal_rate_cmd (K,), wheel_accel_cmd (K,))``
+        e.g. a steering law fed by an attitude controller
+    gains : ServoGains
+
+    Returns
+    -------
+    callable, the servo torques as a generalized-force vector (nv,), zero outside the
+        cluster's joints
+    """
+
+    def controller(t, q, v):
+        gr, wa = command(t, q, v)
+        return servo_torques(cm, q, v, gr, wa, gains=gains).tau
+
+    return controller
