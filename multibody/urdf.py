@@ -36,21 +36,25 @@ Geometry and inertia
 
 Validation (``ValueError`` naming the link or joint)
 ---------------------------------------------------
-Malformed XML, a root element other than ``<robot>``, duplicate link or joint
-names, a joint without ``name``/``type``/``<parent>``/``<child>``, a joint
-type other than the four above (``floating``, ``planar``, ...), a joint naming
-an unknown link, a link that is the child of several joints, several root
-links, no root (a cycle), links unreachable from the root (a cycle), a
-non-numeric or non-finite number, a non-unit axis.  ``<inertial>`` is
-optional, as in URDF: a link without it has no mass (a frame).  If present it
-must be complete (``<mass value>``, all six ``<inertia>`` attributes), with a
-positive mass and a physically valid tensor (symmetric positive-definite,
-principal moments satisfying the triangle inequality).  Each *body* (the root
-link or a link with a moving joint, plus everything fixed to it) must have a
-positive total mass: a massless body has no dynamics.  Limits, ``<dynamics>``,
-``<mimic>`` (each mimic joint stays an independent coordinate, as in
-Pinocchio's default), ``<visual>``, ``<collision>``, transmissions and
-Gazebo tags are ignored.
+* Structure: malformed XML, a root element other than ``<robot>``, duplicate
+  link or joint names, a joint without ``name``/``type``/``<parent>``/``<child>``,
+  a joint type other than the four above (``floating``, ``planar``, ...), a
+  joint naming an unknown link, a link that is the child of several joints,
+  several root links, no root or links unreachable from the root (a cycle).
+* Numbers: non-numeric or non-finite values, wrong counts, a non-unit axis.
+* Mass: ``<inertial>`` is optional, as in URDF (a link without it is a
+  massless frame); if present it must be complete (``<mass value>``, all six
+  ``<inertia>`` attributes), with a positive mass and a physically valid
+  tensor (symmetric positive-definite, principal moments satisfying the
+  triangle inequality).  Each *body* (the root link or a link with a moving
+  joint, plus everything fixed to it) must have a positive total mass, as
+  every :class:`Model` body does; this includes a fixed root, although its
+  mass never enters the dynamics.
+* An extra frame on an unknown link.
+
+Ignored: limits, ``<dynamics>``, ``<mimic>`` (a mimic joint stays an
+independent coordinate, as in Pinocchio's default), ``<visual>``,
+``<collision>``, transmissions, Gazebo tags.
 """
 
 import math
@@ -219,12 +223,10 @@ def _parse_joint(el, links):
 
 
 def _read_root(source):
-    if isinstance(source, bytes):
-        text = source.decode()
-    elif isinstance(source, str) and source.lstrip().startswith("<"):
+    if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
         text = source
     elif isinstance(source, (str, os.PathLike)):
-        with open(source, encoding="utf-8") as fh:
+        with open(source, "rb") as fh:  # bytes: the XML declaration chooses the encoding
             text = fh.read()
     else:
         raise ValueError(
@@ -383,7 +385,9 @@ def model_from_urdf(path_or_xml_string, *, floating=False, root_name=None, frame
     # One frame per link (depth-first order, as Pinocchio's BODY frames), then the user's.
     fr = [Frame(n, link_body[n][0], link_body[n][1]) for n in _dfs(root, children)]
     for f in frames:
-        if isinstance(f.body, str) and f.body in link_body:
+        if isinstance(f.body, str):
+            if f.body not in link_body:
+                raise ValueError(f"frame {f.name!r}: no link named {f.body!r}; links: {order}")
             b, X = link_body[f.body]
             fr.append(Frame(f.name, b, dq_mul(X, np.asarray(f.placement, float))))
         else:
