@@ -47,9 +47,21 @@ def integrate(model, q, v, dt=1.0):
     """
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
+    dt = _finite(dt, "dt")
     out = np.empty(model.nq)
-    K.integrate(model._ints, q, v, float(dt), out)
+    K.integrate(model._ints, q, v, dt, out)
     return out
+
+
+def _finite(x, name, positive=False):
+    """A finite float (positive if asked), or a ValueError naming it."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {x!r}") from None
+    if not np.isfinite(x) or (positive and x <= 0):
+        raise ValueError(f"{name} must be {'positive and ' if positive else ''}finite, got {x}")
+    return x
 
 
 def difference(model, q0, q1):
@@ -123,7 +135,7 @@ def rk4_step(model, q, v, dt, inputs=None, t=0.0):
     """One Lie-group RK4 step of length dt from time t; returns (q, v)."""
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
-    return _step(model, q, v, float(dt), inputs, float(t))
+    return _step(model, q, v, _finite(dt, "dt", positive=True), inputs, _finite(t, "t"))
 
 
 def _step(model, q, v, dt, inputs, t):
@@ -188,8 +200,12 @@ def simulate_rk4(
     """
     q = _state.configuration(model, q0, "q0")
     v = _state.vector(v0, "v0", model.nv)
-    if dt <= 0 or not np.isfinite(dt):
-        raise ValueError(f"dt must be positive and finite, got {dt}")
+    dt = _finite(dt, "dt", positive=True)
+    if int(n_steps) != n_steps or n_steps < 1:
+        raise ValueError(f"n_steps must be a positive integer, got {n_steps}")
+    for name, k in (("control_every", control_every), ("record_every", record_every)):
+        if int(k) != k or k < 1:
+            raise ValueError(f"{name} must be a positive integer, got {k}")
     held = (np.zeros(model.nv), np.zeros((model.nb, 6)))
 
     def total(t):
@@ -233,8 +249,20 @@ def simulate_adaptive(
 
     q_ref = _state.configuration(model, q0, "q0").copy()
     v = _state.vector(v0, "v0", model.nv).copy()
-    t0, t1 = map(float, t_span)
+    if len(t_span) != 2:
+        raise ValueError(f"t_span must be (t0, t1), got {t_span}")
+    t0, t1 = _finite(t_span[0], "t_span[0]"), _finite(t_span[1], "t_span[1]")
+    if not t1 > t0:
+        raise ValueError(f"t_span must have t1 > t0, got {t_span}")
     t_eval = np.linspace(t0, t1, 101) if t_eval is None else np.asarray(t_eval, float)
+    if (
+        t_eval.ndim != 1
+        or not np.all(np.isfinite(t_eval))
+        or np.any(np.diff(t_eval) < 0)
+        or t_eval[0] < t0
+        or t_eval[-1] > t1
+    ):
+        raise ValueError("t_eval must be finite, non-decreasing and inside t_span")
     nv = model.nv
     qbuf = np.empty(model.nq)
     dth = np.empty(nv)

@@ -165,6 +165,17 @@ def _check_inertia(name, mass, com, inertia):
         )
 
 
+def _shaped(x, shape, what):
+    """``x`` as a float array of the given shape, or a ValueError naming ``what``."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be numeric with shape {shape}, got {x!r}") from None
+    if a.shape != shape:
+        raise ValueError(f"{what} must have shape {shape}, got {a.shape}")
+    return a
+
+
 def _check_pose(what, x):
     x = np.asarray(x, dtype=float)
     if x.shape != (8,) or not np.all(np.isfinite(x)):
@@ -198,16 +209,36 @@ class Model:
         self.nb = nb
         self.body_names = tuple(names)
         self.joint_names = tuple(j.name or f"joint_{names[k]}" for k, j in enumerate(joints))
+        for what, seq in (
+            ("parent", parent),
+            ("joints", joints),
+            ("mass", mass),
+            ("com", com),
+            ("inertia", inertia),
+        ):
+            if len(seq) != nb:
+                raise ValueError(f"{what} has {len(seq)} entries for {nb} bodies")
         self.parent = np.asarray(parent, dtype=np.int64)
         self.joint_type = np.array([int(j.type) for j in joints], dtype=np.int64)
-        self.joint_axis = np.array([np.asarray(j.axis, float) for j in joints]).reshape(nb, 3)
-        self.joint_placement = np.array([np.asarray(j.placement, float) for j in joints]).reshape(
-            nb, 8
-        )
-        self.mass = np.asarray(mass, dtype=float).reshape(nb)
-        self.com = np.asarray(com, dtype=float).reshape(nb, 3)
-        self.inertia_com = np.asarray(inertia, dtype=float).reshape(nb, 3, 3)
-        self.gravity = np.zeros(3) if gravity is None else np.asarray(gravity, float).reshape(3)
+        self.joint_axis = np.array(
+            [_shaped(j.axis, (3,), f"body {names[k]!r}: joint axis") for k, j in enumerate(joints)]
+        ).reshape(nb, 3)
+        self.joint_placement = np.array(
+            [
+                _shaped(j.placement, (8,), f"body {names[k]!r}: joint placement")
+                for k, j in enumerate(joints)
+            ]
+        ).reshape(nb, 8)
+        self.mass = np.array(
+            [_shaped(m, (), f"body {names[k]!r}: mass") for k, m in enumerate(mass)]
+        ).reshape(nb)
+        self.com = np.array(
+            [_shaped(c, (3,), f"body {names[k]!r}: com") for k, c in enumerate(com)]
+        ).reshape(nb, 3)
+        self.inertia_com = np.array(
+            [_shaped(i, (3, 3), f"body {names[k]!r}: inertia") for k, i in enumerate(inertia)]
+        ).reshape(nb, 3, 3)
+        self.gravity = np.zeros(3) if gravity is None else _shaped(gravity, (3,), "gravity")
         self._validate()
 
         nq = np.array([NQ[JointType(t)] for t in self.joint_type])
@@ -224,7 +255,7 @@ class Model:
 
         self.frames = tuple(frames)
         for f in self.frames:
-            if not 0 <= f.body < nb:
+            if not isinstance(f.body, (int, np.integer)) or not 0 <= f.body < nb:
                 raise ValueError(f"frame {f.name!r}: body index {f.body} out of range")
             _check_pose(f"frame {f.name!r} placement", f.placement)
         names_f = [f.name for f in self.frames]
@@ -314,8 +345,15 @@ class Model:
                 raise ValueError(f"body {b.name!r}: the first body is the root (parent None)")
         fr = []
         for f in frames:
-            body = index[f.body] if isinstance(f.body, str) else int(f.body)
-            fr.append(Frame(f.name, body, np.asarray(f.placement, float)))
+            if isinstance(f.body, str):
+                if f.body not in index:
+                    raise ValueError(f"frame {f.name!r}: unknown body {f.body!r}")
+                body = index[f.body]
+            else:
+                body = int(f.body)
+            fr.append(
+                Frame(f.name, body, _shaped(f.placement, (8,), f"frame {f.name!r} placement"))
+            )
         return cls(
             names=names,
             parent=parent,
@@ -358,7 +396,13 @@ class Model:
         return Model.build([*self.bodies(), *bodies], (*self.frames, *frames), gravity=self.gravity)
 
     def with_frames(self, frames):
-        """A copy of this model with extra named frames appended."""
+        """A copy of this model with extra named frames appended (body by name or index)."""
+        frames = [
+            Frame(
+                f.name, self.body_index(f.body) if isinstance(f.body, str) else f.body, f.placement
+            )
+            for f in frames
+        ]
         return Model(
             names=self.body_names,
             parent=self.parent,
@@ -453,6 +497,9 @@ class Model:
     def random_configuration(self, rng, *, angle=np.pi, translation=1.0):
         """A random q: revolute angles in [-angle, angle], prismatic and base
         translations in [-translation, translation], uniform random rotations."""
+        for name, x in (("angle", angle), ("translation", translation)):
+            if not np.isfinite(x) or x < 0:
+                raise ValueError(f"{name} must be finite and non-negative, got {x}")
         q = self.neutral_configuration()
         for k in range(self.nb):
             t, i = int(self.joint_type[k]), int(self.q_index[k])

@@ -10,8 +10,10 @@ import pytest
 
 from dqspace.dq import dq_from_translation, dq_identity
 from dqspace.multibody import (
+    Body,
     Frame,
     IntegrationError,
+    Joint,
     JointType,
     Model,
     Reference,
@@ -417,3 +419,116 @@ def test_divergence_stops_with_integration_error_naming_time_and_component():
     v = np.full(PAPER.nv, 1e200)
     with pytest.raises(IntegrationError, match=r"non-finite at t = 0.001 s"):
         simulate_rk4(PAPER, Q, v, dt=1e-3, n_steps=10)
+
+
+# ---- shapes and arguments that used to slip through to numpy errors
+
+
+_M = None
+
+
+def _robot():
+    global _M
+    if _M is None:
+        from dqspace.multibody.models import space_manipulator
+
+        _M = space_manipulator()
+    return _M
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda m: Model.build(
+                [
+                    Body(
+                        "b",
+                        None,
+                        Joint(JointType.FREE, placement=np.ones(7)),
+                        1.0,
+                        np.zeros(3),
+                        np.eye(3),
+                    )
+                ]
+            ),
+            r"body 'b': joint placement must have shape \(8,\), got \(7,\)",
+        ),
+        (
+            lambda m: Model.build(
+                [
+                    Body(
+                        "b",
+                        None,
+                        Joint(JointType.REVOLUTE, axis=[0, 1.0]),
+                        1.0,
+                        np.zeros(3),
+                        np.eye(3),
+                    )
+                ]
+            ),
+            r"body 'b': joint axis must have shape \(3,\)",
+        ),
+        (
+            lambda m: Model.build(
+                [Body("b", None, Joint(JointType.FREE), 1.0, np.zeros(2), np.eye(3))]
+            ),
+            r"body 'b': com must have shape \(3,\)",
+        ),
+        (
+            lambda m: Model.build(
+                [Body("b", None, Joint(JointType.FREE), 1.0, np.zeros(3), np.eye(2))]
+            ),
+            r"body 'b': inertia must have shape \(3, 3\)",
+        ),
+        (lambda m: m.with_gravity([0.0, 0.0]), r"gravity must have shape \(3,\)"),
+        (lambda m: m.with_frames([Frame("x", "ghost", dq_identity())]), r"no body named 'ghost'"),
+        (
+            lambda m: Model.build(m.bodies(), [Frame("x", "ghost", dq_identity())]),
+            r"frame 'x': unknown body 'ghost'",
+        ),
+        (
+            lambda m: integrate(m, m.neutral_configuration(), np.zeros(m.nv), np.nan),
+            r"dt must be finite",
+        ),
+        (
+            lambda m: simulate_rk4(
+                m, m.neutral_configuration(), np.zeros(m.nv), dt=1e-3, n_steps=-1
+            ),
+            r"n_steps must be a positive integer",
+        ),
+        (
+            lambda m: simulate_rk4(
+                m, m.neutral_configuration(), np.zeros(m.nv), dt=1e-3, n_steps=2, record_every=0
+            ),
+            r"record_every must be a positive",
+        ),
+        (
+            lambda m: simulate_adaptive(m, m.neutral_configuration(), np.zeros(m.nv), (1.0, 0.0)),
+            r"t_span must have t1 > t0",
+        ),
+        (
+            lambda m: simulate_adaptive(
+                m, m.neutral_configuration(), np.zeros(m.nv), (0.0, np.nan)
+            ),
+            r"t_span\[1\] must be finite",
+        ),
+        (
+            lambda m: simulate_adaptive(
+                m, m.neutral_configuration(), np.zeros(m.nv), (0.0, 1.0), t_eval=[0.5, 0.2]
+            ),
+            r"t_eval must be finite, non-decreasing",
+        ),
+        (
+            lambda m: rk4_step(m, m.neutral_configuration(), np.zeros(m.nv), np.nan),
+            r"dt must be positive and finite",
+        ),
+        (
+            lambda m: m.random_configuration(np.random.default_rng(0), angle=np.nan),
+            r"angle must be finite and non-negative",
+        ),
+    ],
+)
+def test_argument_errors_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(_robot())
