@@ -1,1 +1,64 @@
-"""dqspace.actuators."""
+"""dqspace.actuators: thrusters with allocation and on/off firing, VSCMG cluster with steering.
+
+Physics apart from decisions (``STYLE.md``): :mod:`.thrusters` and :mod:`.vscmg`
+say what wrench or torque the devices produce; :mod:`.allocation`,
+:mod:`.pwm` and :mod:`.steering` decide the commands.
+"""
+
+from .allocation import (
+    AllocationMethod,
+    AllocationMode,
+    AllocationResult,
+    AllocationStatus,
+    Allocator,
+)
+from .pwm import PulseModulator, PulseTrain, SchmittTrigger
+from .steering import SteeringCommand, SteeringLaw, steer
+from .thrusters import FaultKind, Thruster, ThrusterFault, ThrusterSet, paper_thruster_set
+from .vscmg import (
+    NOMINAL_WHEEL_SPEED,
+    PYRAMID_SKEW,
+    VSCMG,
+    ClusterIndex,
+    ClusterModel,
+    ClusterState,
+    ServoGains,
+    ServoTorques,
+    VSCMGCluster,
+    attach_cluster,
+    pyramid_cluster,
+    servo_controller,
+    servo_torques,
+)
+
+__all__ = [
+    "AllocationMethod",
+    "AllocationMode",
+    "AllocationResult",
+    "AllocationStatus",
+    "Allocator",
+    "ClusterIndex",
+    "ClusterModel",
+    "ClusterState",
+    "FaultKind",
+    "NOMINAL_WHEEL_SPEED",
+    "PYRAMID_SKEW",
+    "PulseModulator",
+    "PulseTrain",
+    "SchmittTrigger",
+    "ServoGains",
+    "ServoTorques",
+    "SteeringCommand",
+    "SteeringLaw",
+    "Thruster",
+    "ThrusterFault",
+    "ThrusterSet",
+    "VSCMG",
+    "VSCMGCluster",
+    "attach_cluster",
+    "paper_thruster_set",
+    "pyramid_cluster",
+    "servo_controller",
+    "servo_torques",
+    "steer",
+]

@@ -1,0 +1,221 @@
+"""On/off thruster firing: pulse-width modulation with a minimum impulse bit.
+
+Real thrusters are either off or on at full thrust.  Over a control period ``T`` a
+continuous command ``sigma_i`` (e.g. from :class:`~dqspace.actuators.allocation.Allocator`)
+becomes one pulse of width ``t_i`` at thrust ``sigma_max_i`` with the same impulse
+(paper, Fig. 12 "thruster PWM firing sequence"):
+
+    I_i = sigma_i T                       commanded impulse [N s]
+    t_i = I_i / sigma_max_i               pulse width [s], 0 <= t_i <= T
+
+A valve cannot open for less than its minimum on-time, so a firing delivers at least the
+minimum impulse bit ``I_min,i`` (``Thruster.min_impulse_bit``).  Commanded impulses below it
+are quantized to 0 or one bit:
+
+* plain PWM: fire one bit if ``I_i >= I_min / 2`` (rounding; error <= ``I_min / 2``);
+* with a Schmitt trigger (:class:`SchmittTrigger`, thresholds ``0 <= off <= on <= 1``): a
+  thruster that did not fire in the previous period fires one bit if
+  ``I_i >= on * I_min``; one that fired keeps firing one bit while
+  ``I_i >= off * I_min``.  The hysteresis stops chattering when a small command hovers
+  around the threshold; the error is below ``max(on, 1 - off) * I_min <= I_min``.
+
+Either way the delivered impulse ``sigma_max_i t_i`` matches the command to within one
+minimum impulse bit per period, and exactly when ``I_i >= I_min`` (or ``I_min = 0``).
+
+Pulses start at the beginning of the period (leading-edge PWM).  This module decides the
+firing; what the base feels is :meth:`ThrusterSet.wrench` of the instantaneous thrusts
+:meth:`PulseTrain.thrust` returns (faults included).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .thrusters import ThrusterSet
+
+__all__ = ["PulseModulator", "PulseTrain", "SchmittTrigger"]
+
+
+@dataclass(frozen=True)
+class SchmittTrigger:
+    """Hysteresis for commands below the minimum impulse bit.
+
+    Attributes
+    ----------
+    on_fraction : float
+        A thruster that is off fires one minimum impulse bit when the commanded impulse
+        reaches ``on_fraction * I_min``.
+    off_fraction : float
+        A thruster that fired in the previous period keeps firing one bit while the
+        commanded impulse is at least ``off_fraction * I_min``.
+
+    ``0 <= off_fraction <= on_fraction <= 1``; ``on = off = 0.5`` is plain rounding.
+    """
+
+    on_fraction: float = 0.75
+    off_fraction: float = 0.25
+
+    def __post_init__(self):
+        on = float(self.on_fraction)
+        off = float(self.off_fraction)
+        if not (np.isfinite(on) and np.isfinite(off) and 0.0 <= off <= on <= 1.0):
+            raise ValueError(
+                "Schmitt trigger needs 0 <= off_fraction <= on_fraction <= 1, got "
+                f"on_fraction = {on}, off_fraction = {off}"
+            )
+        object.__setattr__(self, "on_fraction", on)
+        object.__setattr__(self, "off_fraction", off)
+
+
+@dataclass(frozen=True, eq=False)
+class PulseTrain:
+    """The firing of every thruster over one control period.
+
+    Attributes
+    ----------
+    period : float [s]
+    on_time : (S,) array [s]
+        Pulse width of each thruster, from the start of the period; 0 or at least the
+        minimum on-time ``min_impulse_bit / sigma_max``, at most ``period``.
+    thrust_level : (S,) array [N]
+        Thrust while on (``sigma_max``).
+    impulse : (S,) array [N s]
+        Delivered impulse ``thrust_level * on_time`` (nominal thrusters).
+    commanded_impulse : (S,) array [N s]
+        ``sigma * period``.
+    error : (S,) array [N s]
+        ``impulse - commanded_impulse``; ``|error| <= min_impulse_bit``.
+    firing : (S,) bool array
+        Which thrusters fired: the state to pass to the next :meth:`PulseModulator.modulate`.
+    """
+
+    period: float
+    on_time: np.ndarray
+    thrust_level: np.ndarray
+    impulse: np.ndarray
+    commanded_impulse: np.ndarray
+    error: np.ndarray
+    firing: np.ndarray
+
+    @property
+    def mean_thrust(self):
+        """(S,) array [N]: delivered impulse over the period."""
+        return self.impulse / self.period
+
+    def thrust(self, t):
+        """Commanded thrust of every thruster at time ``t`` into the period.
+
+        Parameters
+        ----------
+        t : float [s], ``0 <= t <= period``
+
+        Returns
+        -------
+        (S,) array [N]: ``thrust_level`` where ``t < on_time``, else 0.  Feed it to
+        ``ThrusterSet.wrench`` to get the wrench on the base.
+        """
+        t = float(t)
+        if not (np.isfinite(t) and 0.0 <= t <= self.period):
+            raise ValueError(f"t must be in [0, period = {self.period}] s, got {t}")
+        return np.where(t < self.on_time, self.thrust_level, 0.0)
+
+
+class PulseModulator:
+    """Turns continuous thrust commands into on/off pulses, period by period.
+
+    Parameters
+    ----------
+    thrusters : ThrusterSet
+        Supplies ``sigma_max`` (thrust while on) and ``min_impulse_bit`` per thruster.
+    period : float [s]
+        Control period ``T``; every thruster's ``min_impulse_bit`` must fit in it
+        (``min_impulse_bit <= sigma_max * T``).
+    schmitt : SchmittTrigger, optional
+        Hysteresis for commands below the minimum impulse bit; default plain rounding.
+    """
+
+    def __init__(self, thrusters, period, *, schmitt=None):
+        if not isinstance(thrusters, ThrusterSet):
+            raise ValueError(f"thrusters must be a ThrusterSet, got {type(thrusters).__name__}")
+        T = float(period)
+        if not (np.isfinite(T) and T > 0.0):
+            raise ValueError(f"period must be > 0 s, got {T}")
+        if schmitt is not None and not isinstance(schmitt, SchmittTrigger):
+            raise ValueError(f"schmitt must be a SchmittTrigger or None, got {schmitt!r}")
+        full = thrusters.sigma_max * T
+        too_big = np.flatnonzero(thrusters.min_impulse_bit > full)
+        if too_big.size:
+            i = int(too_big[0])
+            raise ValueError(
+                f"thruster {i} ({thrusters.names[i]!r}): min_impulse_bit = "
+                f"{thrusters.min_impulse_bit[i]} N s exceeds sigma_max * period = {full[i]} N s"
+            )
+        self.thrusters = thrusters
+        self.period = T
+        self.schmitt = schmitt
+
+    def initial_state(self):
+        """(S,) bool array: no thruster fired before the first period."""
+        return np.zeros(self.thrusters.n, dtype=bool)
+
+    def modulate(self, sigma, firing=None):
+        """Pulses for one period.
+
+        Parameters
+        ----------
+        sigma : (S,) array [N]
+            Commanded (mean) thrusts, ``0 <= sigma <= sigma_max`` (violations up to
+            ``1e-9 * sigma_max`` are clipped).
+        firing : (S,) bool array, optional
+            Which thrusters fired in the previous period (``PulseTrain.firing``); only the
+            Schmitt trigger reads it.  Default: none.
+
+        Returns
+        -------
+        PulseTrain
+        """
+        ts = self.thrusters
+        S = ts.n
+        s = np.asarray(sigma, dtype=float)
+        if s.shape != (S,):
+            raise ValueError(f"sigma must have shape ({S},), got {s.shape}")
+        if not np.all(np.isfinite(s)):
+            raise ValueError(f"sigma must be finite, got {s}")
+        smax = ts.sigma_max
+        slack = 1e-9 * smax
+        bad = np.flatnonzero((s < -slack) | (s > smax + slack))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(
+                f"sigma[{i}] ({ts.names[i]!r}) = {s[i]} N is outside [0, sigma_max = {smax[i]}] N"
+            )
+        if firing is None:
+            prev = np.zeros(S, dtype=bool)
+        else:
+            prev = np.asarray(firing)
+            if prev.shape != (S,) or prev.dtype != bool:
+                raise ValueError(
+                    f"firing must be a ({S},) bool array, got {prev.shape} {prev.dtype}"
+                )
+        s = np.clip(s, 0.0, smax)
+        T = self.period
+        mib = ts.min_impulse_bit
+        commanded = s * T
+        small = commanded < mib  # below one bit (never true when mib == 0)
+        if self.schmitt is None:
+            fire_bit = small & (commanded >= 0.5 * mib) & (commanded > 0.0)
+        else:
+            frac = np.where(prev, self.schmitt.off_fraction, self.schmitt.on_fraction)
+            fire_bit = small & (commanded >= frac * mib) & (commanded > 0.0)
+        impulse = np.where(small, np.where(fire_bit, mib, 0.0), commanded)
+        on_time = np.minimum(impulse / smax, T)
+        impulse = smax * on_time
+        return PulseTrain(
+            period=T,
+            on_time=on_time,
+            thrust_level=smax.copy(),
+            impulse=impulse,
+            commanded_impulse=commanded,
+            error=impulse - commanded,
+            firing=on_time > 0.0,
+        )
