@@ -42,9 +42,11 @@ rate of the cluster's momentum); ``d`` is the command-independent gyroscopic
 torque of the wheel momentum.  The paper neglects ``B gamma_ddot`` in (41).
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from dqspace.dq import dq_from_rotation_translation, dq_identity
 from dqspace.multibody import Body, Joint, JointType, Model, forward_kinematics
@@ -699,23 +701,93 @@ def servo_torques(
         else _state_vec(gimbal_accel_ff, "gimbal_accel_ff", K)
     )
     wd = np.zeros(3) if w_dot_IB_B is None else _vec3(w_dot_IB_B, "w_dot_IB_B")
-    ax = cl.axes(st.gamma)
-    w = st.w_IB_B
-    ws, wt = w @ ax.A_s, w @ ax.A_t
-    gamma_ddot = gff + gains.gimbal_rate * (gr - st.gamma_dot)
-    tau_g = (
-        cl.I_cg * (gamma_ddot + wd @ ax.A_g)
-        + (cl.I_t - cl.I_s) * ws * wt
-        - cl.I_ws * st.wheel_speed * wt
+    use_ref = wheel_speed_ref is not None
+    ref = _state_vec(wheel_speed_ref, "wheel_speed_ref", K) if use_ref else np.zeros(K)
+    tau_g = np.empty(K)
+    tau_w = np.empty(K)
+    servo_kernel(
+        st.gamma,
+        st.gamma_dot,
+        st.wheel_speed,
+        st.w_IB_B,
+        wd,
+        cl.A_g0,
+        cl.A_s0,
+        cl.A_t0,
+        cl.I_cg,
+        cl.I_ws,
+        cl.I_s,
+        cl.I_t,
+        gr,
+        wa,
+        gff,
+        ref,
+        use_ref,
+        float(gains.gimbal_rate),
+        float(gains.wheel_speed),
+        tau_g,
+        tau_w,
     )
-    Om_dot = wa.copy()
-    if wheel_speed_ref is not None:
-        Om_dot += gains.wheel_speed * (
-            _state_vec(wheel_speed_ref, "wheel_speed_ref", K) - st.wheel_speed
-        )
-    w_x_g = np.cross(w, ax.A_g.T).T
-    tau_w = cl.I_ws * (Om_dot + wd @ ax.A_s + st.gamma_dot * np.sum(ax.A_s * w_x_g, axis=0))
     return ServoTorques(tau_g, tau_w, cm.joint_torques(tau_g, tau_w))
+
+
+@njit(cache=True)
+def servo_kernel(
+    gamma,
+    gamma_dot,
+    wheel_speed,
+    w,
+    w_dot,
+    A_g0,
+    A_s0,
+    A_t0,
+    I_cg,
+    I_ws,
+    I_s,
+    I_t,
+    gimbal_rate_cmd,
+    wheel_accel_cmd,
+    gimbal_accel_ff,
+    wheel_speed_ref,
+    use_ref,
+    k_g,
+    k_w,
+    tau_g,
+    tau_w,
+):
+    """Compiled servo laws of :func:`servo_torques` (the one implementation).
+
+    All arrays (K,) except ``w``, ``w_dot`` (3,) and the axes (3, K); writes
+    ``tau_g`` and ``tau_w`` (K,).  Callable from compiled simulation callbacks.
+    """
+    for i in range(gamma.shape[0]):
+        c, s = math.cos(gamma[i]), math.sin(gamma[i])
+        ws = wt = wds = wdg = 0.0
+        for j in range(3):
+            a_s = c * A_s0[j, i] + s * A_t0[j, i]
+            a_t = c * A_t0[j, i] - s * A_s0[j, i]
+            ws += w[j] * a_s
+            wt += w[j] * a_t
+            wdg += w_dot[j] * A_g0[j, i]
+            wds += w_dot[j] * a_s
+        # s . (w x g)
+        g0, g1, g2 = A_g0[0, i], A_g0[1, i], A_g0[2, i]
+        s0 = c * A_s0[0, i] + s * A_t0[0, i]
+        s1 = c * A_s0[1, i] + s * A_t0[1, i]
+        s2 = c * A_s0[2, i] + s * A_t0[2, i]
+        sxg = (
+            s0 * (w[1] * g2 - w[2] * g1)
+            + s1 * (w[2] * g0 - w[0] * g2)
+            + s2 * (w[0] * g1 - w[1] * g0)
+        )
+        gdd = gimbal_accel_ff[i] + k_g * (gimbal_rate_cmd[i] - gamma_dot[i])
+        tau_g[i] = (
+            I_cg[i] * (gdd + wdg) + (I_t[i] - I_s[i]) * ws * wt - I_ws[i] * wheel_speed[i] * wt
+        )
+        om_dot = wheel_accel_cmd[i]
+        if use_ref:
+            om_dot += k_w * (wheel_speed_ref[i] - wheel_speed[i])
+        tau_w[i] = I_ws[i] * (om_dot + wds + gamma_dot[i] * sxg)
 
 
 def servo_controller(cm, command, *, gains=ServoGains()):
