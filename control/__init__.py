@@ -1,1 +1,64 @@
-"""dqspace.control."""
+"""dqspace.control: dual-quaternion controllers, reference trajectories, inverse kinematics.
+
+* :mod:`~dqspace.control.pose_error` -- pose error ``e^ = q^_d* o q^`` (P43) with the
+  short-way sign, its Table-1 logarithm, the body-frame twist error;
+* :mod:`~dqspace.control.pd` -- the dual PD law (P46) as a wrench ``[f, tau]``;
+* :mod:`~dqspace.control.base` -- base control, PD + the arm's reaction feedforward (P47);
+* :mod:`~dqspace.control.arm` -- IK references tracked by joint-space computed torque;
+* :mod:`~dqspace.control.ik` -- damped least squares on the pose error, joint limits;
+* :mod:`~dqspace.control.trajectories` -- references: lemniscate (P51), ScLERP, hold.
+
+Controllers share the call shape ``controller(t, state, reference) -> command`` with
+``state`` a :class:`State` ``(q, v)``; see ``docs/control.md``.
+"""
+
+from .arm import ArmCommand, ArmController, JointCommand, JointComputedTorque, JointGains
+from .base import BaseCommand, BaseController
+from .ik import IIWA_JOINT_LIMITS, IIWA_LEMNISCATE_SEED, IKResult, IKStatus, solve_ik
+from .pd import DualPD, PDCommand, PDGains, State, dual_pd
+from .pose_error import PoseError, dq_error, pose_error, shortest_sign, twist_error
+from .trajectories import (
+    LEMNISCATE_ORIENTATION,
+    ConstantPose,
+    JointReference,
+    JointTrajectory,
+    Lemniscate,
+    PoseReference,
+    PoseTrajectory,
+    ScrewMotion,
+    quintic_time_scaling,
+)
+
+__all__ = [
+    "IIWA_JOINT_LIMITS",
+    "IIWA_LEMNISCATE_SEED",
+    "LEMNISCATE_ORIENTATION",
+    "ArmCommand",
+    "ArmController",
+    "BaseCommand",
+    "BaseController",
+    "ConstantPose",
+    "DualPD",
+    "IKResult",
+    "IKStatus",
+    "JointCommand",
+    "JointComputedTorque",
+    "JointGains",
+    "JointReference",
+    "JointTrajectory",
+    "Lemniscate",
+    "PDCommand",
+    "PDGains",
+    "PoseError",
+    "PoseReference",
+    "PoseTrajectory",
+    "ScrewMotion",
+    "State",
+    "dq_error",
+    "dual_pd",
+    "pose_error",
+    "quintic_time_scaling",
+    "shortest_sign",
+    "solve_ik",
+    "twist_error",
+]

@@ -1,0 +1,247 @@
+"""Inverse kinematics by damped least squares on the dual-quaternion pose error.
+
+Target: the pose ``q^_AD`` of a named frame F (the end-effector) relative to
+the model's root frame A: the base body of a floating model (the base pose in
+q is ignored: the arm's kinematics relative to the base do not depend on
+it), the inertial frame of a fixed-base one.  The unknowns are the joint
+positions after the root joint (revolute or prismatic joints only).
+
+Iteration (Levenberg-Marquardt with Sugihara's damping, with joint limits):
+
+* error ``e^ = q^_AD* o q^_AF(theta)`` with the short-way sign, and the residual
+  ``e = 2 log e^ = [theta n, r^F]`` [rad, m] (Table-1 logarithm, in F);
+* ``d/dt e^ = 1/2 e^ o (J theta')`` with J the LOCAL Jacobian of F (its joint
+  columns), so ``de = J dtheta`` at the solution;
+* step ``dtheta = -J^T (J J^T + lambda^2 I)^-1 e`` with
+  ``lambda^2 = mu (1/2 |e|^2 + damping)``: heavily damped far from the target,
+  Gauss-Newton near it (fast final convergence).  A step is kept only if it
+  lowers ``|e|``; then ``mu`` shrinks tenfold (down to 1e-3), otherwise it grows
+  tenfold and the step is retried;
+* joint limits: joints whose step would leave ``[lower, upper]`` are locked at
+  the bound and the step re-solved for the others (an active set); the step
+  is then shortened to ``max_step``.
+
+Failures are reported, never raised: :class:`IKResult` carries a status
+(converged; stalled -- no step lowers ``|e|`` even with ``mu`` = 1e12: a local
+minimum, typically an unreachable pose or one cut off by the joint limits;
+or out of iterations) and the final residual.
+"""
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from dqspace.dq import dq_log
+from dqspace.dq._checks import check_unit_dq
+from dqspace.multibody import Reference, frame_jacobian, frame_pose
+from dqspace.multibody.model import JointType
+
+from .pose_error import dq_error
+
+__all__ = [
+    "IIWA_JOINT_LIMITS",
+    "IIWA_LEMNISCATE_SEED",
+    "IKStatus",
+    "IKResult",
+    "solve_ik",
+    "arm_coordinates",
+]
+
+#: Joint limits of the KUKA LBR iiwa [rad], rows ``[lower, upper]`` for joints 1..7
+#: (+-170, +-120, +-170, +-120, +-170, +-120, +-175 deg).
+IIWA_JOINT_LIMITS = np.radians(
+    [[-170, 170], [-120, 120], [-170, 170], [-120, 120], [-170, 170], [-120, 120], [-175, 175]]
+)
+IIWA_JOINT_LIMITS.setflags(write=False)
+
+#: A joint configuration [rad] from which :func:`solve_ik` reaches the start of the
+#: default :class:`~dqspace.control.trajectories.Lemniscate` (0.5, 0, 0.7) m on the
+#: reference space manipulator (arm mounted at (0, 0, 0.15) m on the base), on a
+#: branch that stays within :data:`IIWA_JOINT_LIMITS` along the whole curve
+#: (27, 107, 45, -81, -28, -103, 28 deg; see ``docs/control.md``).
+IIWA_LEMNISCATE_SEED = np.radians([27.0, 107.0, 45.0, -81.0, -28.0, -103.0, 28.0])
+IIWA_LEMNISCATE_SEED.setflags(write=False)
+
+_MU_MIN, _MU_MAX = 1e-3, 1e12  # range of the adaptive damping factor
+#: A joint this close to a limit [rad or m] counts as on it (``IKResult.at_limit``).
+LIMIT_TOL = 1e-6
+
+
+class IKStatus(Enum):
+    """Outcome of :func:`solve_ik`."""
+
+    CONVERGED = "converged"
+    STALLED = "stalled"
+    MAX_ITERATIONS = "max_iterations"
+
+
+@dataclass(frozen=True)
+class IKResult:
+    """Result of :func:`solve_ik`.
+
+    Attributes
+    ----------
+    joints : (n,) joint positions [rad or m], within the limits
+    status : IKStatus
+    residual : (6,) ``2 log e^ = [theta n, r]`` [rad, m] at ``joints``, in the frame F
+    iterations : int, trial steps taken (one Jacobian each)
+    at_limit : (n,) bool, joints on a limit (within :data:`LIMIT_TOL`)
+    """
+
+    joints: np.ndarray
+    status: IKStatus
+    residual: np.ndarray
+    iterations: int
+    at_limit: np.ndarray
+
+    @property
+    def success(self):
+        """True when the residual met the tolerance."""
+        return self.status is IKStatus.CONVERGED
+
+    @property
+    def residual_norm(self):
+        """Largest component of the residual (rad or m)."""
+        return float(np.abs(self.residual).max())
+
+
+def arm_coordinates(model):
+    """``(q0, v0, n)``: where the arm's joints start in q and v, and their number.
+
+    For a floating model the root's FREE joint is skipped (q0 = 8, v0 = 6);
+    for a fixed-base model q0 = v0 = 0.  The arm joints must be revolute or
+    prismatic (one coordinate each).
+    """
+    q0, v0 = (8, 6) if model.floating else (0, 0)
+    n = model.nv - v0
+    bad = [
+        model.body_names[k]
+        for k in range(1 if model.floating else 0, model.nb)
+        if int(model.joint_type[k])
+        not in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.FIXED)
+    ]
+    if bad or model.nq - q0 != n:
+        raise ValueError(
+            f"inverse kinematics needs revolute/prismatic arm joints; bodies {bad} have others"
+        )
+    return q0, v0, n
+
+
+def _limits(limits, n):
+    if limits is None:
+        return np.full(n, -np.inf), np.full(n, np.inf)
+    L = np.asarray(limits, float)
+    if L.shape != (n, 2):
+        raise ValueError(f"limits must have shape ({n}, 2) = [[lower, upper], ...], got {L.shape}")
+    if np.any(np.isnan(L)) or np.any(L[:, 0] > L[:, 1]):
+        raise ValueError(
+            f"limits must be [lower, upper] rows with lower <= upper, got {L.tolist()}"
+        )
+    return L[:, 0].copy(), L[:, 1].copy()
+
+
+def solve_ik(
+    model,
+    target,
+    seed,
+    *,
+    frame="ee",
+    limits=None,
+    tol=1e-10,
+    max_iterations=100,
+    damping=1e-6,
+    max_step=0.5,
+):
+    """Joint positions that put ``frame`` at the pose ``target`` relative to the root frame.
+
+    Parameters
+    ----------
+    model : Model, floating (target relative to the base body) or fixed-base
+    target : (8,) unit dual quaternion ``q^_AD``
+    seed : (n,) initial joint positions (clipped into the limits)
+    frame : str, named frame or body
+    limits : (n, 2) array ``[[lower, upper], ...]`` [rad or m], optional
+        (e.g. :data:`IIWA_JOINT_LIMITS`)
+    tol : float, convergence when every residual component is below tol [rad, m]
+    max_iterations : int, largest number of trial steps
+    damping : float, constant part of ``lambda^2 / mu`` (bounds the steps near singularities)
+    max_step : float, largest joint step per iteration (infinity norm) [rad or m]
+
+    Returns
+    -------
+    IKResult
+    """
+    q0, _, n = arm_coordinates(model)
+    target = np.asarray(target, float)
+    if target.shape != (8,):
+        raise ValueError(f"target must have shape (8,), got {target.shape}")
+    target = check_unit_dq(target, "target")
+    seed = np.asarray(seed, float)
+    if seed.shape != (n,) or not np.all(np.isfinite(seed)):
+        raise ValueError(f"seed must be a finite ({n},) vector, got {seed}")
+    lo, hi = _limits(limits, n)
+    for name, x in (("tol", tol), ("damping", damping), ("max_step", max_step)):
+        if not (np.isfinite(x) and x > 0) and not (name == "damping" and x == 0):
+            raise ValueError(f"{name} must be positive and finite, got {x}")
+
+    q = model.neutral_configuration()
+
+    def residual(theta):
+        q[q0:] = theta
+        return 2.0 * dq_log(dq_error(frame_pose(model, q, frame), target))
+
+    theta = np.clip(seed, lo, hi)
+    e = residual(theta)
+    mu = 1.0
+    status = IKStatus.MAX_ITERATIONS
+    it = 0
+    while True:
+        if np.abs(e).max() <= tol:
+            status = IKStatus.CONVERGED
+            break
+        if it >= max_iterations:
+            break
+        it += 1
+        q[q0:] = theta
+        J = frame_jacobian(model, q, frame, Reference.LOCAL)[:, model.nv - n :]
+        d = _step(J, e, mu * (0.5 * float(e @ e) + damping), theta, lo, hi)
+        big = np.abs(d).max()
+        if big > max_step:
+            d *= max_step / big
+        trial = np.clip(theta + d, lo, hi)
+        e_trial = residual(trial)
+        if e_trial @ e_trial < e @ e:  # accept, trust the linear model more
+            theta, e = trial, e_trial
+            mu = max(0.1 * mu, _MU_MIN)
+        else:  # reject, damp harder; no descent direction left: a local minimum
+            mu *= 10.0
+            if mu > _MU_MAX or big < 1e-14:
+                status = IKStatus.STALLED
+                break
+    at_limit = (theta <= lo + LIMIT_TOL) | (theta >= hi - LIMIT_TOL)
+    return IKResult(theta.copy(), status, e, it, at_limit)
+
+
+def _step(J, e, lam2, theta, lo, hi):
+    """Damped least-squares step; joints that would cross a limit are locked on it."""
+    n = J.shape[1]
+    fixed = np.full(n, np.nan)  # steps of the locked joints (to their bound)
+    d = np.zeros(n)
+    for _ in range(n):
+        free = np.isnan(fixed)
+        d = np.where(free, 0.0, fixed)
+        Jf = J[:, free]
+        r = e + J[:, ~free] @ d[~free]
+        d[free] = -Jf.T @ np.linalg.solve(Jf @ Jf.T + lam2 * np.eye(J.shape[0]), r)
+        new = theta + d
+        below = free & (new < lo)
+        above = free & (new > hi)
+        if not (below.any() or above.any()):
+            break
+        fixed[below] = lo[below] - theta[below]
+        fixed[above] = hi[above] - theta[above]
+        if not np.isnan(fixed).any():
+            d = fixed
+            break
+    return d

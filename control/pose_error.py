@@ -1,0 +1,136 @@
+"""Dual-quaternion pose and twist errors (paper eq. 43-45, with the frame change done right).
+
+Frames: I the reference frame (inertial for a base, the base frame for an
+end-effector), B the controlled body frame, D the desired frame.
+
+* Pose error (P43): ``e^ = q^_ID* o q^_IB = q^_DB``, the pose of B relative to
+  D.  ``e^`` and ``-e^`` are the same pose; the one with a non-negative scalar
+  part is taken (when the scalar part is exactly zero, a half turn, the one
+  whose first non-zero vector component is positive), so its rotation angle
+  is in [0, pi] and a controller built on it turns the short way (no
+  unwinding), and ``-q^`` or ``-q^_d`` give the same error.
+* Its logarithm (Table 1): ``log e^ = 1/2 theta n + eps 1/2 r^B_DB``, half the
+  rotation vector of B relative to D and half the position of B's origin
+  relative to D's origin, in B coordinates (:func:`dqspace.dq.dq_log`).
+* Twist error: ``w^_e = w^_IB^B - frame_change(e^, w^_ID^D)``: the body twist
+  minus the desired twist carried from D into B, i.e. the twist of B relative
+  to D in B coordinates, so that ``d/dt e^ = 1/2 e^ o w^_e`` exactly.  The paper's
+  (P45) ``w^_d - w^`` omits the frame change and has the opposite sign.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dqspace.dq import dq_conj, dq_log, dq_mul, frame_change
+from dqspace.dq._checks import as_float_array, check_unit_dq
+
+__all__ = ["PoseError", "dq_error", "twist_error", "pose_error", "shortest_sign"]
+
+
+def shortest_sign(dq):
+    """The sign representative of unit dual quaternions with a non-negative scalar part.
+
+    ``dq`` and ``-dq`` are the same pose.  The result has ``dq[..., 0] > 0``, or
+    at a half turn (``dq[..., 0] == 0``) its first non-zero component among
+    ``dq[..., 1:4]`` positive, so the choice is unique.
+
+    Parameters
+    ----------
+    dq : (..., 8) array_like
+
+    Returns
+    -------
+    (..., 8) ndarray
+    """
+    dq = np.asarray(dq, float)
+    w = dq[..., 0]
+    v = dq[..., 1:4]
+    first = np.take_along_axis(v, np.argmax(v != 0.0, axis=-1)[..., None], axis=-1)[..., 0]
+    s = np.where(w > 0.0, 1.0, np.where(w < 0.0, -1.0, np.where(first < 0.0, -1.0, 1.0)))
+    return s[..., None] * dq
+
+
+def dq_error(dq_IB, dq_ID):
+    """Pose error ``e^ = q^_ID* o q^_IB`` (P43) with the short-way sign.
+
+    Parameters
+    ----------
+    dq_IB : (..., 8) array_like, actual pose of the body B
+    dq_ID : (..., 8) array_like, desired pose D
+
+    Returns
+    -------
+    (..., 8) ndarray, ``q^_DB`` with a non-negative scalar part (:func:`shortest_sign`)
+    """
+    dq_IB = check_unit_dq(dq_IB, "dq_IB")
+    dq_ID = check_unit_dq(dq_ID, "dq_ID")
+    return shortest_sign(dq_mul(dq_conj(dq_ID), dq_IB))
+
+
+def twist_error(dq_DB, w_IB_B, w_ID_D):
+    """Twist error ``w^_e = w^_IB^B - frame_change(q^_DB, w^_ID^D)`` in B coordinates.
+
+    Parameters
+    ----------
+    dq_DB : (..., 8) array_like, pose error (pose of B relative to D)
+    w_IB_B : (..., 6) array_like, body twist ``[w, v]`` of B in B [rad/s, m/s]
+    w_ID_D : (..., 6) array_like, desired body twist of D in D [rad/s, m/s]
+
+    Returns
+    -------
+    (..., 6) ndarray, the twist of B relative to D in B coordinates
+    """
+    w_IB_B = as_float_array(w_IB_B, "w_IB_B", (6,))
+    w_ID_D = as_float_array(w_ID_D, "w_ID_D", (6,))
+    return w_IB_B - frame_change(check_unit_dq(dq_DB, "dq_DB"), w_ID_D)
+
+
+@dataclass(frozen=True)
+class PoseError:
+    """Pose and twist error of a body B with respect to a desired frame D.
+
+    Attributes
+    ----------
+    dq : (..., 8) ``e^ = q^_DB`` with a non-negative scalar part (P43)
+    log : (..., 6) ``log e^ = [1/2 theta n, 1/2 r^B_DB]`` [rad, m] (Table 1)
+    twist : (..., 6) or None, ``w^_e`` = twist of B relative to D in B, ``[w, v]`` [rad/s, m/s]
+    """
+
+    dq: np.ndarray
+    log: np.ndarray
+    twist: np.ndarray | None = None
+
+    @property
+    def angle(self):
+        """Rotation angle theta of the error [rad], in [0, pi]."""
+        return 2.0 * np.linalg.norm(self.log[..., :3], axis=-1)
+
+    @property
+    def distance(self):
+        """Distance between the origins of B and D [m]."""
+        return 2.0 * np.linalg.norm(self.log[..., 3:], axis=-1)
+
+
+def pose_error(dq_IB, dq_ID, w_IB_B=None, w_ID_D=None):
+    """Pose error (P43-P44), its Table-1 logarithm and, given the body twist, the twist error.
+
+    Parameters
+    ----------
+    dq_IB : (..., 8) array_like, actual pose of B in I
+    dq_ID : (..., 8) array_like, desired pose D in I
+    w_IB_B : (..., 6) array_like, optional, body twist of B in B [rad/s, m/s]
+    w_ID_D : (..., 6) array_like, optional, desired twist of D in D (zero if omitted)
+
+    Returns
+    -------
+    PoseError (``twist`` is None when ``w_IB_B`` is None)
+    """
+    e = dq_error(dq_IB, dq_ID)
+    twist = None
+    if w_IB_B is not None:
+        w_d = np.zeros(6) if w_ID_D is None else w_ID_D
+        twist = twist_error(e, w_IB_B, w_d)
+    elif w_ID_D is not None:
+        raise ValueError("w_ID_D was given without the body twist w_IB_B")
+    return PoseError(dq=e, log=dq_log(e), twist=twist)

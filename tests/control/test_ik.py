@@ -1,0 +1,151 @@
+"""Inverse kinematics on the floating space manipulator (target in the base frame).
+
+References: Pinocchio's forward kinematics of the solution (an independent
+engine), the joint limits themselves, and a target constructed so that it is
+reachable only beyond a limit.
+"""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from dqspace.control import (
+    IIWA_JOINT_LIMITS,
+    IIWA_LEMNISCATE_SEED,
+    IKStatus,
+    Lemniscate,
+    solve_ik,
+)
+from dqspace.dq import dq_from_quat_translation, dq_mul
+from dqspace.multibody import frame_pose, models
+from support.pin_bridge import se3, to_pinocchio
+
+LIMITS = IIWA_JOINT_LIMITS
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return models.space_manipulator()
+
+
+def _pin_ee_in_base(model, joints, pm=None):
+    """EE pose relative to the base by Pinocchio (free-flyer at the identity)."""
+    pm = to_pinocchio(model) if pm is None else pm
+    data = pm.createData()
+    q = np.concatenate([[0, 0, 0, 0, 0, 0, 1.0], joints])
+    pin.framesForwardKinematics(pm, data, q)
+    return data.oMf[pm.getFrameId("ee")]
+
+
+def test_reachable_poses_converge_to_1e_9_within_limits(robot, rng):
+    worst = 0.0
+    for _ in range(25):
+        theta = rng.uniform(0.95 * LIMITS[:, 0], 0.95 * LIMITS[:, 1])
+        q = robot.neutral_configuration()
+        q[8:] = theta
+        target = frame_pose(robot, q, "ee")
+        seed = np.clip(theta + rng.normal(0.0, 0.4, 7), LIMITS[:, 0], LIMITS[:, 1])
+        res = solve_ik(robot, target, seed, limits=LIMITS)
+        assert res.success, (res.status, res.residual_norm)
+        assert np.all(res.joints >= LIMITS[:, 0]) and np.all(res.joints <= LIMITS[:, 1])
+        # independent check of the pose reached
+        M = _pin_ee_in_base(robot, res.joints)
+        gap = se3(target).actInv(M)
+        worst = max(worst, np.abs(pin.log6(gap).vector).max())
+    assert worst < 1e-9
+
+
+def test_target_is_relative_to_the_base_whatever_the_base_pose(robot, rng):
+    """The base pose in q does not enter: the solution reaches the target in the base frame."""
+    theta = rng.uniform(0.5 * LIMITS[:, 0], 0.5 * LIMITS[:, 1])
+    q = robot.neutral_configuration()
+    q[8:] = theta
+    target = frame_pose(robot, q, "ee")
+    res = solve_ik(robot, target, np.zeros(7), limits=LIMITS)
+    assert res.success
+    q_moved = robot.random_configuration(rng)
+    q_moved[8:] = res.joints
+    base = q_moved[:8]
+    np.testing.assert_allclose(frame_pose(robot, q_moved, "ee"), dq_mul(base, target), atol=1e-9)
+
+
+def test_limits_clamp_and_an_out_of_limit_target_is_reported(robot):
+    """Only joint 1 may move, within +-0.2 rad: a target made with joint 1 = 0.15 converges,
+    one made with 0.5 stalls on the limit with a clear status (no exception)."""
+    theta = np.radians([0.0, 40.0, 10.0, -70.0, 20.0, 50.0, 10.0])
+    limits = np.column_stack([theta, theta])
+    limits[0] = [-0.2, 0.2]
+    q = robot.neutral_configuration()
+    q[8:] = theta
+    q[8] = 0.15
+    ok = solve_ik(robot, frame_pose(robot, q, "ee"), theta, limits=limits)
+    assert ok.success and ok.joints[0] == pytest.approx(0.15, abs=1e-9)
+    q[8] = 0.5
+    bad = solve_ik(robot, frame_pose(robot, q, "ee"), theta, limits=limits)
+    assert bad.status is IKStatus.STALLED and not bad.success
+    assert bad.joints[0] == 0.2 and bad.at_limit[0]
+    assert bad.residual_norm > 0.05
+
+
+def test_seed_outside_the_limits_is_clipped(robot, rng):
+    theta = rng.uniform(0.5 * LIMITS[:, 0], 0.5 * LIMITS[:, 1])
+    theta[1] = 1.9  # close to joint 2's limit (2.094 rad) ...
+    q = robot.neutral_configuration()
+    q[8:] = theta
+    seed = theta + rng.normal(0.0, 0.05, 7)
+    seed[1] = 2.6  # ... and the seed beyond it
+    res = solve_ik(robot, frame_pose(robot, q, "ee"), seed, limits=LIMITS)
+    assert res.success
+    assert np.all(res.joints >= LIMITS[:, 0]) and np.all(res.joints <= LIMITS[:, 1])
+
+
+def test_unreachable_pose_fails_cleanly(robot):
+    far = dq_from_quat_translation([1.0, 0, 0, 0], [2.5, 0.0, 0.5])  # reach is ~1.3 m
+    res = solve_ik(robot, far, np.zeros(7), limits=LIMITS, max_iterations=200)
+    assert not res.success
+    assert res.status in (IKStatus.STALLED, IKStatus.MAX_ITERATIONS)
+    assert res.residual_norm > 1.0
+    assert np.all(np.isfinite(res.joints))
+    assert np.all(res.joints >= LIMITS[:, 0]) and np.all(res.joints <= LIMITS[:, 1])
+
+
+def test_paper_lemniscate_is_reachable_within_the_limits(robot):
+    """From IIWA_LEMNISCATE_SEED the default lemniscate (P51) is tracked by warm-started IK
+    over a whole period, every pose to 1e-10, inside the iiwa's limits."""
+    lem = Lemniscate()
+    theta = IIWA_LEMNISCATE_SEED
+    pm = to_pinocchio(robot)
+    worst = 0.0
+    for t in np.arange(0.0, 4 * np.pi, 0.05):
+        ref = lem(t)
+        res = solve_ik(robot, ref.pose, theta, limits=LIMITS)
+        assert res.success, (t, res.status, res.residual_norm)
+        theta = res.joints
+        assert np.all(theta >= LIMITS[:, 0]) and np.all(theta <= LIMITS[:, 1])
+        gap = se3(ref.pose).actInv(_pin_ee_in_base(robot, theta, pm))
+        worst = max(worst, np.abs(pin.log6(gap).vector).max())
+    assert worst < 1e-9
+
+
+def test_fixed_base_arm(rng):
+    arm = models.iiwa()
+    theta = rng.uniform(0.5 * LIMITS[:, 0], 0.5 * LIMITS[:, 1])
+    target = frame_pose(arm, theta, "ee")
+    res = solve_ik(arm, target, np.zeros(7), limits=LIMITS)
+    assert res.success
+    np.testing.assert_allclose(frame_pose(arm, res.joints, "ee"), target, atol=1e-9)
+
+
+def test_seed_shape_is_checked(robot):
+    with pytest.raises(ValueError, match=r"seed must be a finite \(7,\) vector"):
+        solve_ik(robot, np.eye(8)[0], np.zeros(6))
+
+
+def test_limits_shape_is_checked(robot):
+    with pytest.raises(ValueError, match=r"limits must have shape \(7, 2\)"):
+        solve_ik(robot, np.eye(8)[0], np.zeros(7), limits=np.zeros((7, 3)))
+
+
+def test_limits_order_is_checked(robot):
+    with pytest.raises(ValueError, match="lower <= upper"):
+        solve_ik(robot, np.eye(8)[0], np.zeros(7), limits=LIMITS[:, ::-1])
