@@ -228,6 +228,10 @@ class ArmController:
     ik_max_iterations : int
     limit_margin : float [rad], a joint this close to a limit counts as on it for the
         rate and acceleration references (frozen if they would push it out)
+    posture : (n,) preferred joint positions [rad], optional: each IK call takes one
+        null-space step toward it (see :func:`~dqspace.control.ik.solve_ik`), which stops
+        the redundant arm from drifting toward its limits
+    posture_gain : float in (0, 1], fraction of the posture error corrected per call
     """
 
     def __init__(
@@ -241,6 +245,8 @@ class ArmController:
         ik_tol=1e-10,
         ik_max_iterations=50,
         limit_margin=1e-3,
+        posture=None,
+        posture_gain=0.2,
     ):
         self.law = JointComputedTorque(model, gains)
         self.model = model
@@ -255,6 +261,8 @@ class ArmController:
         if seed.shape != (self.law.n,) or not np.all(np.isfinite(seed)):
             raise ValueError(f"seed must be a finite ({self.law.n},) vector, got {seed}")
         self.seed = seed.copy()
+        self.posture = None if posture is None else np.array(posture, float)
+        self.posture_gain = float(posture_gain)
         frame_pose(model, model.neutral_configuration(), frame)  # checks the frame name
         self._is_named = frame in {f.name for f in model.frames}
 
@@ -269,6 +277,8 @@ class ArmController:
             limits=self.limits,
             tol=self.ik_tol,
             max_iterations=self.ik_max_iterations,
+            posture=self.posture,
+            posture_gain=self.posture_gain,
         )
         self.seed = ik.joints.copy()
         qa = m.neutral_configuration()

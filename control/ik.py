@@ -152,6 +152,8 @@ def solve_ik(
     max_iterations=100,
     damping=1e-6,
     max_step=0.5,
+    posture=None,
+    posture_gain=0.2,
 ):
     """Joint positions that put ``frame`` at the pose ``target`` relative to the root frame.
 
@@ -167,6 +169,12 @@ def solve_ik(
     max_iterations : int, largest number of trial steps
     damping : float, constant part of ``lambda^2 / mu`` (bounds the steps near singularities)
     max_step : float, largest joint step per iteration (infinity norm) [rad or m]
+    posture : (n,) preferred joint positions, optional.  For a redundant arm, once the
+        task is met, one step ``(I - J^+ J) posture_gain (posture - theta)`` toward the
+        posture in the null space of the task is taken and the task re-solved (kept only
+        if it converges): called once per control tick, this pulls the joints toward the
+        posture, away from their limits, without disturbing the end-effector.
+    posture_gain : float in (0, 1], fraction of the posture error corrected per call
 
     Returns
     -------
@@ -181,6 +189,12 @@ def solve_ik(
     if seed.shape != (n,) or not np.all(np.isfinite(seed)):
         raise ValueError(f"seed must be a finite ({n},) vector, got {seed}")
     lo, hi = _limits(limits, n)
+    if posture is not None:
+        posture = np.asarray(posture, float)
+        if posture.shape != (n,) or not np.all(np.isfinite(posture)):
+            raise ValueError(f"posture must be a finite ({n},) vector, got {posture}")
+        if not (np.isfinite(posture_gain) and 0.0 < posture_gain <= 1.0):
+            raise ValueError(f"posture_gain must be in (0, 1], got {posture_gain}")
     for name, x in (("tol", tol), ("damping", damping), ("max_step", max_step)):
         if not (np.isfinite(x) and x > 0) and not (name == "damping" and x == 0):
             raise ValueError(f"{name} must be positive and finite, got {x}")
@@ -191,34 +205,48 @@ def solve_ik(
         q[q0:] = theta
         return 2.0 * dq_log(dq_error(frame_pose(model, q, frame), target))
 
-    theta = np.clip(seed, lo, hi)
-    e = residual(theta)
-    mu = 1.0
-    status = IKStatus.MAX_ITERATIONS
-    it = 0
-    while True:
-        if np.abs(e).max() <= tol:
-            status = IKStatus.CONVERGED
-            break
-        if it >= max_iterations:
-            break
-        it += 1
+    def newton(theta):
+        """Damped least squares from theta to the task; (theta, e, status, iterations)."""
+        e = residual(theta)
+        mu = 1.0
+        status = IKStatus.MAX_ITERATIONS
+        it = 0
+        while True:
+            if np.abs(e).max() <= tol:
+                status = IKStatus.CONVERGED
+                break
+            if it >= max_iterations:
+                break
+            it += 1
+            q[q0:] = theta
+            J = frame_jacobian(model, q, frame, Reference.LOCAL)[:, model.nv - n :]
+            d = _step(J, e, mu * (0.5 * float(e @ e) + damping), theta, lo, hi)
+            big = np.abs(d).max()
+            if big > max_step:
+                d *= max_step / big
+            trial = np.clip(theta + d, lo, hi)
+            e_trial = residual(trial)
+            if e_trial @ e_trial < e @ e:  # accept, trust the linear model more
+                theta, e = trial, e_trial
+                mu = max(0.1 * mu, _MU_MIN)
+            else:  # reject, damp harder; no descent direction left: a local minimum
+                mu *= 10.0
+                if mu > _MU_MAX or big < 1e-14:
+                    status = IKStatus.STALLED
+                    break
+        return theta, e, status, it
+
+    theta, e, status, it = newton(np.clip(seed, lo, hi))
+    if posture is not None and status is IKStatus.CONVERGED:
+        # one step toward the posture in the task's null space, then back onto the task
         q[q0:] = theta
         J = frame_jacobian(model, q, frame, Reference.LOCAL)[:, model.nv - n :]
-        d = _step(J, e, mu * (0.5 * float(e @ e) + damping), theta, lo, hi)
-        big = np.abs(d).max()
-        if big > max_step:
-            d *= max_step / big
-        trial = np.clip(theta + d, lo, hi)
-        e_trial = residual(trial)
-        if e_trial @ e_trial < e @ e:  # accept, trust the linear model more
-            theta, e = trial, e_trial
-            mu = max(0.1 * mu, _MU_MIN)
-        else:  # reject, damp harder; no descent direction left: a local minimum
-            mu *= 10.0
-            if mu > _MU_MAX or big < 1e-14:
-                status = IKStatus.STALLED
-                break
+        pull = posture_gain * (posture - theta)
+        pull -= np.linalg.pinv(J) @ (J @ pull)
+        t2, e2, s2, it2 = newton(np.clip(theta + pull, lo, hi))
+        it += it2
+        if s2 is IKStatus.CONVERGED:
+            theta, e = t2, e2
     at_limit = (theta <= lo + LIMIT_TOL) | (theta >= hi - LIMIT_TOL)
     return IKResult(theta.copy(), status, e, it, at_limit)
 
