@@ -5,25 +5,24 @@ forward/inverse problem of its section 3) in the quantities of
 :mod:`dqspace.multibody._kernels`: body-frame twists ``[w, v]``, wrenches, the
 dual inertia and its swap.  Notation (``docs/articulated.md``):
 
-* ``rel_k = q^_{parent,k}``: the pose of body k in its parent; the frame change
-  ``Ad_k x = rel_k* o x o rel_k`` carries a twist (or a wrench ``[f, tau]``)
-  from the parent into body k, ``Ad_k^-1`` back.  The kernels evaluate it
-  through its matrix ``[[R^T, 0], [-[r]x R^T, R^T]]`` (``dq_adjoint``): R the
-  rotation of ``rel_k`` (body k -> parent), r its translation ``r^k`` in body
-  k (``dq_translation_body``).
-* Articulated inertias ``P_k`` are stored as the swapped (symmetric) 6x6
-  form of a dual inertia, ``swap(P^_k)``, as ``spatial_inertia`` stores
-  ``swap(M^_k)``: it maps an acceleration ``[w', v']`` to the swapped wrench
-  ``[tau, f]``.  Bias wrenches ``z_k`` and joint wrenches are kept swapped,
-  ``[tau, f]``, so that a joint's generalized force is ``S_k^T f^s`` with
-  no further shuffling, and the base's generalized force ``[torque, force]``
-  *is* its swapped wrench.
-* Gravity enters as an acceleration ``-g`` of the inertial frame (the
-  parent of the root), so every body acceleration ``acc_k`` below is
-  ``d/dt w_k - g_k``, as in ``rnea``.
+* ``rel_k = q^_{parent,k}``, the pose of body k in its parent.  The frame
+  change ``Ad_k x = rel_k* o x o rel_k`` carries a twist from the parent into
+  body k; ``Ad_k^T`` carries a swapped wrench back.  The kernels evaluate both
+  through the matrix ``Ad_k = [[R^T, 0], [-[r]x R^T, R^T]]`` (``dq_adjoint``):
+  R the rotation of ``rel_k`` (body k -> parent), r its translation ``r^k``
+  in body k (``dq_translation_body``).
+* Articulated inertias ``P_k`` are the swapped, symmetric 6x6 form of a dual
+  inertia (as ``spatial_inertia`` stores ``swap(M^_k)``): acceleration
+  ``[w', v']`` -> swapped wrench ``[tau, f]``.  Bias wrenches ``z_k`` are
+  kept swapped too, so a joint's generalized force is ``S_k^T f^s`` and the
+  base's ``[torque, force]`` *is* its swapped wrench.
+* Gravity enters as the acceleration ``-g`` of the inertial frame (the
+  parent of the root), so the body accelerations ``acc_k`` of the recursions
+  are ``d/dt w_k - g_k``, as in ``rnea``.
 
-Every kernel allocates one workspace buffer per call (no allocation per
-body) and reads the model's packed arrays ``ints`` / ``reals``.
+Speed: per-body data live in one workspace ``W`` (nb + 2, _STRIDE) allocated
+once per call and addressed by row and offset; no array view is created per
+body (in numba every view costs a reference-count round trip).
 """
 
 import math
@@ -36,6 +35,8 @@ from dqspace.dq._kernels import dq_mul, dq_translation_body, dv_cross, q_to_rota
 from ._kernels import (
     FIXED,
     FREE,
+    NQ_OF,
+    NV_OF,
     I_JTYPE,
     I_PARENT,
     I_QI,
@@ -45,32 +46,57 @@ from ._kernels import (
     R_PLACE,
     REVOLUTE,
     SPHERICAL,
-    cholesky_solve,
     config_error,
     joint_nv,
     momentum,
     spatial_inertia,
 )
+from ._state import CONFIG_TOL
 
+# Row k < nb of the workspace W holds body k's quantities at these offsets:
+_R = 0  # rotation of rel_k (body k -> parent), R[i, j] at _R + 3 i + j
+_RB = 9  # translation r^k of rel_k, in body k
+_TW = 12  # twist w_k
+_AL = 18  # velocity product alpha_k (plus prescribed joint accelerations: mixed problem)
+_Z = 24  # bias wrench z_k (swapped)
+_ACC = 30  # acceleration acc_k (d/dt w_k - g_k)
+_U = 36  # U_k = P_k S_k of a one-dof joint
+_UU = 42  # u_k = tau_k - S_k^T z_k (up to 6)
+_DI = 48  # D_k^-1 (1x1, or 3x3 for a spherical joint)
+_P = 57  # articulated inertia P_k, (i, j) at _P + 6 i + j
+_STRIDE = 93
+# Row nb is scratch: the projected P_k^A and z_k^A, the acceleration of the inertial frame.
+_PA = 0
+_ZA = 36
+_G = 42
+
+
+@njit(cache=True, _nrt=False)
+def _scratch(W):
+    """Scratch views of W's last two rows: two (6, 6) matrices and four (8,) vectors."""
+    nb = W.shape[0] - 2
+    S = W[nb + 1, 0:36].reshape((6, 6))
+    T = W[nb + 1, 36:72].reshape((6, 6))
+    return S, T, W[nb, 48:56], W[nb, 56:64], W[nb, 64:72], W[nb, 72:80]
 
 
 # --------------------------------------------------------------- frame changes
 
 
-@njit(cache=True)
-def _joint_transform(ints, reals, k, q, xj, rel, R, rb):
-    """``rel = placement_k o X_J(q_k)``; R its rotation (k -> parent), rb its translation r^k.
+@njit(cache=True, _nrt=False)
+def _joint_transform(ints, reals, k, q, W, place, xj, rel, R):
+    """``rel_k = placement_k o X_J(q_k)`` (as ``_kernels.relative_pose``); R and r^k into W[k].
 
-    The allocation-free twin of ``_kernels.relative_pose`` (``xj``, ``rel``: (8,) scratch).
+    ``place``, ``xj``, ``rel`` (8,) and ``R`` (6, 6) are scratch.
     """
     t = ints[k, I_JTYPE]
-    i = ints[k, I_QI]
+    iq = ints[k, I_QI]
     if t == FIXED:
         for j in range(8):
             rel[j] = reals[k, R_PLACE + j]
     else:
         if t == REVOLUTE:
-            h = 0.5 * q[i]
+            h = 0.5 * q[iq]
             s = math.sin(h)
             xj[0] = math.cos(h)
             for j in range(3):
@@ -78,7 +104,7 @@ def _joint_transform(ints, reals, k, q, xj, rel, R, rb):
                 xj[4 + j] = 0.0
             xj[7] = 0.0
         elif t == PRISMATIC:
-            h = 0.5 * q[i]
+            h = 0.5 * q[iq]
             xj[0] = 1.0
             for j in range(3):
                 xj[1 + j] = 0.0
@@ -86,261 +112,249 @@ def _joint_transform(ints, reals, k, q, xj, rel, R, rb):
             xj[4] = 0.0
         elif t == SPHERICAL:
             for j in range(4):
-                xj[j] = q[i + j]
+                xj[j] = q[iq + j]
                 xj[4 + j] = 0.0
         else:
             for j in range(8):
-                xj[j] = q[i + j]
-        dq_mul(reals[k, R_PLACE : R_PLACE + 8], xj, rel)
+                xj[j] = q[iq + j]
+        for j in range(8):
+            place[j] = reals[k, R_PLACE + j]
+        dq_mul(place, xj, rel)
     q_to_rotation_matrix(rel, R)
-    dq_translation_body(rel, rb)
-
-
-@njit(cache=True)
-def _motion_to_child(R, rb, x, out):
-    """``out = Ad_k x = rel* o x o rel`` for a twist or acceleration ``x = [w, v]`` of the parent.
-
-    ``out_r = R^T x_r``, ``out_d = R^T x_d + out_r x r``.
-    """
-    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
-    y0 = R[0, 0] * x0 + R[1, 0] * x1 + R[2, 0] * x2
-    y1 = R[0, 1] * x0 + R[1, 1] * x1 + R[2, 1] * x2
-    y2 = R[0, 2] * x0 + R[1, 2] * x1 + R[2, 2] * x2
-    e0 = R[0, 0] * x3 + R[1, 0] * x4 + R[2, 0] * x5
-    e1 = R[0, 1] * x3 + R[1, 1] * x4 + R[2, 1] * x5
-    e2 = R[0, 2] * x3 + R[1, 2] * x4 + R[2, 2] * x5
-    r0, r1, r2 = rb[0], rb[1], rb[2]
-    out[0] = y0
-    out[1] = y1
-    out[2] = y2
-    out[3] = e0 + (y1 * r2 - y2 * r1)
-    out[4] = e1 + (y2 * r0 - y0 * r2)
-    out[5] = e2 + (y0 * r1 - y1 * r0)
-
-
-@njit(cache=True)
-def _wrench_to_parent_add(R, rb, f, out):
-    """``out += Ad_k^T f``: a swapped wrench ``f = [tau, F]`` of body k, about the parent's origin.
-
-    ``F_p = R F``, ``tau_p = R (tau + r x F)`` (the swap of ``rel o f^ o rel*``).
-    """
-    F0, F1, F2 = f[3], f[4], f[5]
-    r0, r1, r2 = rb[0], rb[1], rb[2]
-    m0 = f[0] + (r1 * F2 - r2 * F1)
-    m1 = f[1] + (r2 * F0 - r0 * F2)
-    m2 = f[2] + (r0 * F1 - r1 * F0)
-    for i in range(3):
-        out[i] += R[i, 0] * m0 + R[i, 1] * m1 + R[i, 2] * m2
-        out[3 + i] += R[i, 0] * F0 + R[i, 1] * F1 + R[i, 2] * F2
-
-
-@njit(cache=True)
-def _inertia_to_parent_add(R, rb, X, S, out):
-    """``out += Ad_k^T X Ad_k`` for a symmetric swapped inertia X (6, 6) of body k.
-
-    With ``X = [[A, B], [B^T, C]]`` and ``Ad_k = T_r diag(R^T, R^T)``,
-    ``T_r = [[I, 0], [-[r]x, I]]``: first the shift to the parent's origin
-    (in body k's axes) ``B' = B + [r]x C``, ``A' = A - B'[r]x - (B [r]x)^T``,
-    then the rotation ``R A' R^T``, ``R B' R^T``, ``R C R^T``.  ``S`` (6, 6) is scratch.
-    """
-    r0, r1, r2 = rb[0], rb[1], rb[2]
-    # B' = B + r x C (column by column) -> S[0:3, 3:6]
-    for j in range(3):
-        c0, c1, c2 = X[3, 3 + j], X[4, 3 + j], X[5, 3 + j]
-        S[0, 3 + j] = X[0, 3 + j] + (r1 * c2 - r2 * c1)
-        S[1, 3 + j] = X[1, 3 + j] + (r2 * c0 - r0 * c2)
-        S[2, 3 + j] = X[2, 3 + j] + (r0 * c1 - r1 * c0)
-    # Z = B [r]x (row i: B_i x r) -> S[3:6, 0:3]
-    for i in range(3):
-        b0, b1, b2 = X[i, 3], X[i, 4], X[i, 5]
-        S[3 + i, 0] = b1 * r2 - b2 * r1
-        S[3 + i, 1] = b2 * r0 - b0 * r2
-        S[3 + i, 2] = b0 * r1 - b1 * r0
-    # A' = A - B'[r]x - Z^T -> S[0:3, 0:3]
-    for i in range(3):
-        p0, p1, p2 = S[i, 3], S[i, 4], S[i, 5]
-        y0 = p1 * r2 - p2 * r1
-        y1 = p2 * r0 - p0 * r2
-        y2 = p0 * r1 - p1 * r0
-        S[i, 0] = X[i, 0] - y0 - S[3, i]
-        S[i, 1] = X[i, 1] - y1 - S[4, i]
-        S[i, 2] = X[i, 2] - y2 - S[5, i]
-    # C -> S[3:6, 3:6]
     for i in range(3):
         for j in range(3):
-            S[3 + i, 3 + j] = X[3 + i, 3 + j]
-    # rotate the three blocks: out_blk += R S_blk R^T
-    for bi in range(2):
-        for bj in range(bi, 2):
-            oi = 3 * bi
-            oj = 3 * bj
-            for i in range(3):
-                t0 = S[oi + i, oj] * R[0, 0] + S[oi + i, oj + 1] * R[0, 1] + S[oi + i, oj + 2] * R[0, 2]
-                t1 = S[oi + i, oj] * R[1, 0] + S[oi + i, oj + 1] * R[1, 1] + S[oi + i, oj + 2] * R[1, 2]
-                t2 = S[oi + i, oj] * R[2, 0] + S[oi + i, oj + 1] * R[2, 1] + S[oi + i, oj + 2] * R[2, 2]
-                # reuse the row i of the (now consumed) block for T = S_blk R^T
-                S[oi + i, oj] = t0
-                S[oi + i, oj + 1] = t1
-                S[oi + i, oj + 2] = t2
-            for i in range(3):
-                for j in range(3):
-                    s = R[i, 0] * S[oi, oj + j] + R[i, 1] * S[oi + 1, oj + j] + R[i, 2] * S[oi + 2, oj + j]
-                    out[oi + i, oj + j] += s
-                    if bi != bj:
-                        out[oj + j, oi + i] += s
+            W[k, _R + 3 * i + j] = R[i, j]
+    dq_translation_body(rel, xj)
+    for j in range(3):
+        W[k, _RB + j] = xj[j]
 
 
-# ------------------------------------------------------------ forward sweep
+@njit(cache=True, _nrt=False)
+def _motion_to_child(W, k, src, so, dst):
+    """``W[k, dst:] = Ad_k x`` for the twist or acceleration ``x = W[src, so:so+6]``.
+
+    ``Ad_k x = rel_k* o x o rel_k``: real ``R^T x_r``, dual ``R^T x_d + (R^T x_r) x r``.
+    """
+    x0, x1, x2 = W[src, so], W[src, so + 1], W[src, so + 2]
+    x3, x4, x5 = W[src, so + 3], W[src, so + 4], W[src, so + 5]
+    R00, R01, R02 = W[k, _R], W[k, _R + 1], W[k, _R + 2]
+    R10, R11, R12 = W[k, _R + 3], W[k, _R + 4], W[k, _R + 5]
+    R20, R21, R22 = W[k, _R + 6], W[k, _R + 7], W[k, _R + 8]
+    y0 = R00 * x0 + R10 * x1 + R20 * x2
+    y1 = R01 * x0 + R11 * x1 + R21 * x2
+    y2 = R02 * x0 + R12 * x1 + R22 * x2
+    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
+    W[k, dst] = y0
+    W[k, dst + 1] = y1
+    W[k, dst + 2] = y2
+    W[k, dst + 3] = R00 * x3 + R10 * x4 + R20 * x5 + (y1 * r2 - y2 * r1)
+    W[k, dst + 4] = R01 * x3 + R11 * x4 + R21 * x5 + (y2 * r0 - y0 * r2)
+    W[k, dst + 5] = R02 * x3 + R12 * x4 + R22 * x5 + (y0 * r1 - y1 * r0)
+
+
+@njit(cache=True, _nrt=False)
+def _wrench_to_parent(W, k, src, so, p):
+    """``z_p += Ad_k^T f`` for the swapped wrench ``f = W[src, so:so+6] = [tau, F]`` of body k.
+
+    ``Ad_k^T f`` is the swap of ``rel_k o f^ o rel_k*``: ``F_p = R F``,
+    ``tau_p = R (tau + r x F)`` (the moment about the parent's origin).
+    """
+    F0, F1, F2 = W[src, so + 3], W[src, so + 4], W[src, so + 5]
+    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
+    m0 = W[src, so] + (r1 * F2 - r2 * F1)
+    m1 = W[src, so + 1] + (r2 * F0 - r0 * F2)
+    m2 = W[src, so + 2] + (r0 * F1 - r1 * F0)
+    for i in range(3):
+        Ri0, Ri1, Ri2 = W[k, _R + 3 * i], W[k, _R + 3 * i + 1], W[k, _R + 3 * i + 2]
+        W[p, _Z + i] += Ri0 * m0 + Ri1 * m1 + Ri2 * m2
+        W[p, _Z + 3 + i] += Ri0 * F0 + Ri1 * F1 + Ri2 * F2
 
 
 @njit(cache=True)
-def _velocities(ints, reals, q, v, fext, R, rb, twist, alpha, P, z, s8a, s8b, s6a, s6b):
-    """Base-to-tip pass (SOA 5.1, P12, P15): frames, twists, velocity products, body terms.
+def _rotate(R, s00, s01, s02, s10, s11, s12, s20, s21, s22, sym):
+    """``R S R^T`` for a 3x3 ``S`` (row-major scalars), R a 9-tuple (row-major).
 
-    ``w_k = Ad_k w_parent + S_k v_k``, ``alpha_k = w_k x S_k v_k``,
-    ``P_k = swap(M^_k)`` and ``z_k = swap(w_k x M^_k w_k - fext_k)`` (SOA eq. 78-79).
+    Returns the 9 entries row-major; with ``sym`` (S symmetric) the lower
+    triangle is copied from the upper one.
+    """
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
+    # T = S R^T
+    t00 = s00 * R00 + s01 * R01 + s02 * R02
+    t01 = s00 * R10 + s01 * R11 + s02 * R12
+    t02 = s00 * R20 + s01 * R21 + s02 * R22
+    t10 = s10 * R00 + s11 * R01 + s12 * R02
+    t11 = s10 * R10 + s11 * R11 + s12 * R12
+    t12 = s10 * R20 + s11 * R21 + s12 * R22
+    t20 = s20 * R00 + s21 * R01 + s22 * R02
+    t21 = s20 * R10 + s21 * R11 + s22 * R12
+    t22 = s20 * R20 + s21 * R21 + s22 * R22
+    o00 = R00 * t00 + R01 * t10 + R02 * t20
+    o01 = R00 * t01 + R01 * t11 + R02 * t21
+    o02 = R00 * t02 + R01 * t12 + R02 * t22
+    o11 = R10 * t01 + R11 * t11 + R12 * t21
+    o12 = R10 * t02 + R11 * t12 + R12 * t22
+    o22 = R20 * t02 + R21 * t12 + R22 * t22
+    if sym:
+        return o00, o01, o02, o01, o11, o12, o02, o12, o22
+    o10 = R10 * t00 + R11 * t10 + R12 * t20
+    o20 = R20 * t00 + R21 * t10 + R22 * t20
+    o21 = R20 * t01 + R21 * t11 + R22 * t21
+    return o00, o01, o02, o10, o11, o12, o20, o21, o22
+
+
+@njit(cache=True, _nrt=False)
+def _inertia_to_parent(W, k, src, so, p):
+    """``P_p += Ad_k^T X Ad_k`` for the symmetric swapped inertia ``X`` at ``W[src, so:so+36]``.
+
+    With ``X = [[A, B], [B^T, C]]`` and ``Ad_k = T_r diag(R^T, R^T)``,
+    ``T_r = [[I, 0], [-[r]x, I]]``: first the shift to the parent's origin (in
+    body k's axes) ``B' = B + [r]x C``, ``A' = A - B'[r]x - (B [r]x)^T``, then
+    the rotations ``R A' R^T``, ``R B' R^T``, ``R C R^T``: about 200
+    multiplications instead of the ~430 of the dense product ``Ad^T X Ad``.
+    """
+    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
+    R = (
+        W[k, _R], W[k, _R + 1], W[k, _R + 2],
+        W[k, _R + 3], W[k, _R + 4], W[k, _R + 5],
+        W[k, _R + 6], W[k, _R + 7], W[k, _R + 8],
+    )  # fmt: skip
+    a00, a01, a02 = W[src, so], W[src, so + 1], W[src, so + 2]
+    a11, a12, a22 = W[src, so + 7], W[src, so + 8], W[src, so + 14]
+    b00, b01, b02 = W[src, so + 3], W[src, so + 4], W[src, so + 5]
+    b10, b11, b12 = W[src, so + 9], W[src, so + 10], W[src, so + 11]
+    b20, b21, b22 = W[src, so + 15], W[src, so + 16], W[src, so + 17]
+    c00, c01, c02 = W[src, so + 21], W[src, so + 22], W[src, so + 23]
+    c11, c12, c22 = W[src, so + 28], W[src, so + 29], W[src, so + 35]
+    # B' = B + r x C, column by column
+    e00 = b00 + (r1 * c02 - r2 * c01)
+    e10 = b10 + (r2 * c00 - r0 * c02)
+    e20 = b20 + (r0 * c01 - r1 * c00)
+    e01 = b01 + (r1 * c12 - r2 * c11)
+    e11 = b11 + (r2 * c01 - r0 * c12)
+    e21 = b21 + (r0 * c11 - r1 * c01)
+    e02 = b02 + (r1 * c22 - r2 * c12)
+    e12 = b12 + (r2 * c02 - r0 * c22)
+    e22 = b22 + (r0 * c12 - r1 * c02)
+    # A' = A - Y - Z^T with rows Y_i = B'_i x r, Z_i = B_i x r (upper triangle)
+    f00 = a00 - (e01 * r2 - e02 * r1) - (b01 * r2 - b02 * r1)
+    f01 = a01 - (e02 * r0 - e00 * r2) - (b11 * r2 - b12 * r1)
+    f02 = a02 - (e00 * r1 - e01 * r0) - (b21 * r2 - b22 * r1)
+    f11 = a11 - (e12 * r0 - e10 * r2) - (b12 * r0 - b10 * r2)
+    f12 = a12 - (e10 * r1 - e11 * r0) - (b22 * r0 - b20 * r2)
+    f22 = a22 - (e20 * r1 - e21 * r0) - (b20 * r1 - b21 * r0)
+    A = _rotate(R, f00, f01, f02, f01, f11, f12, f02, f12, f22, True)
+    B = _rotate(R, e00, e01, e02, e10, e11, e12, e20, e21, e22, False)
+    C = _rotate(R, c00, c01, c02, c01, c11, c12, c02, c12, c22, True)
+    for i in range(3):
+        for j in range(3):
+            W[p, _P + 6 * i + j] += A[3 * i + j]
+            W[p, _P + 6 * i + 3 + j] += B[3 * i + j]
+            W[p, _P + 6 * (3 + j) + i] += B[3 * i + j]
+            W[p, _P + 6 * (3 + i) + 3 + j] += C[3 * i + j]
+
+
+# ----------------------------------------------------------------- passes
+
+
+@njit(cache=True, _nrt=False)
+def _velocities(ints, reals, q, v, fext, W):
+    """Base-to-tip pass (SOA 5.1; P12, P15): frames, twists, velocity products, body terms.
+
+    ``w_k = Ad_k w_parent + S_k v_k``, ``alpha_k = w_k x S_k v_k``, and the
+    initial values of the backward pass (SOA 5.2): ``P_k = swap(M^_k)``,
+    ``z_k = swap(w_k x M^_k w_k - fext_k)`` (SOA eq. 78-79 in body coordinates).
     """
     nb = ints.shape[0]
+    S, _, x8, y8, a8, b8 = _scratch(W)
     has_fext = fext.shape[0] > 0
     for k in range(nb):
         t = ints[k, I_JTYPE]
         i = ints[k, I_VI]
         p = ints[k, I_PARENT]
-        _joint_transform(ints, reals, k, q, s8a, s8b, R[k], rb[k])
-        tw = twist[k]
+        _joint_transform(ints, reals, k, q, W, x8, y8, a8, S)
         if p < 0:
             for j in range(6):
-                tw[j] = 0.0
+                W[k, _TW + j] = 0.0
         else:
-            _motion_to_child(R[k], rb[k], twist[p], tw)
-        al = alpha[k]
+            _motion_to_child(W, k, p, _TW, _TW)
+        # joint twist s = S_k v_k -> a8[0:6]
+        for j in range(6):
+            a8[j] = 0.0
         if t == REVOLUTE:
-            x0 = reals[k, R_AXIS] * v[i]
-            x1 = reals[k, R_AXIS + 1] * v[i]
-            x2 = reals[k, R_AXIS + 2] * v[i]
-            tw[0] += x0
-            tw[1] += x1
-            tw[2] += x2
-            # [w x s, v x s]
-            al[0] = tw[1] * x2 - tw[2] * x1
-            al[1] = tw[2] * x0 - tw[0] * x2
-            al[2] = tw[0] * x1 - tw[1] * x0
-            al[3] = tw[4] * x2 - tw[5] * x1
-            al[4] = tw[5] * x0 - tw[3] * x2
-            al[5] = tw[3] * x1 - tw[4] * x0
+            for j in range(3):
+                a8[j] = reals[k, R_AXIS + j] * v[i]
         elif t == PRISMATIC:
-            x0 = reals[k, R_AXIS] * v[i]
-            x1 = reals[k, R_AXIS + 1] * v[i]
-            x2 = reals[k, R_AXIS + 2] * v[i]
-            tw[3] += x0
-            tw[4] += x1
-            tw[5] += x2
-            # [0, w x s]
-            al[0] = 0.0
-            al[1] = 0.0
-            al[2] = 0.0
-            al[3] = tw[1] * x2 - tw[2] * x1
-            al[4] = tw[2] * x0 - tw[0] * x2
-            al[5] = tw[0] * x1 - tw[1] * x0
+            for j in range(3):
+                a8[3 + j] = reals[k, R_AXIS + j] * v[i]
         elif t == SPHERICAL:
-            x0, x1, x2 = v[i], v[i + 1], v[i + 2]
-            tw[0] += x0
-            tw[1] += x1
-            tw[2] += x2
-            al[0] = tw[1] * x2 - tw[2] * x1
-            al[1] = tw[2] * x0 - tw[0] * x2
-            al[2] = tw[0] * x1 - tw[1] * x0
-            al[3] = tw[4] * x2 - tw[5] * x1
-            al[4] = tw[5] * x0 - tw[3] * x2
-            al[5] = tw[3] * x1 - tw[4] * x0
+            for j in range(3):
+                a8[j] = v[i + j]
         elif t == FREE:
-            s6a[0:6] = v[i : i + 6]
-            dv_cross(tw, s6a, al)  # the parent's share x S v (zero at the root)
             for j in range(6):
-                tw[j] += v[i + j]
-        else:
+                a8[j] = v[i + j]
+        # alpha = (Ad w_p) x s = w_k x s, then w_k = Ad w_p + s
+        for j in range(6):
+            b8[j] = W[k, _TW + j]
+        dv_cross(b8, a8, y8)
+        for j in range(6):
+            W[k, _AL + j] = y8[j]
+            b8[j] += a8[j]
+            W[k, _TW + j] = b8[j]
+        # P_k = swap(M^_k);  z_k = swap(w x M^ w - fext)
+        spatial_inertia(reals, k, S)
+        for m in range(6):
             for j in range(6):
-                al[j] = 0.0
-        spatial_inertia(reals, k, P[k])
-        momentum(reals, k, tw, s6a)
-        dv_cross(tw, s6a, s6b)
-        zk = z[k]
+                W[k, _P + 6 * m + j] = S[m, j]
+        momentum(reals, k, b8, a8)
+        dv_cross(b8, a8, y8)
         for j in range(3):
-            zk[j] = s6b[3 + j]
-            zk[3 + j] = s6b[j]
+            W[k, _Z + j] = y8[3 + j]
+            W[k, _Z + 3 + j] = y8[j]
         if has_fext:
             for j in range(3):
-                zk[j] -= fext[k, 3 + j]
-                zk[3 + j] -= fext[k, j]
+                W[k, _Z + j] -= fext[k, 3 + j]
+                W[k, _Z + 3 + j] -= fext[k, j]
 
 
-@njit(cache=True)
-def _workspace(nb, nv):
-    """One allocation, carved into the per-body arrays of the recursions (C-contiguous views)."""
-    W = np.empty(nb * 93 + nv + 36 + 28)
-    o = 0
-    R = W[o : o + 9 * nb].reshape((nb, 3, 3))
-    o += 9 * nb
-    rb = W[o : o + 3 * nb].reshape((nb, 3))
-    o += 3 * nb
-    twist = W[o : o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    alpha = W[o : o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    P = W[o : o + 36 * nb].reshape((nb, 6, 6))
-    o += 36 * nb
-    z = W[o : o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    acc = W[o : o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    U = W[o : o + 6 * nb].reshape((nb, 6))
-    o += 6 * nb
-    Dinv = W[o : o + 9 * nb].reshape((nb, 3, 3))
-    o += 9 * nb
-    u = W[o : o + nv]
-    o += nv
-    Pa = W[o : o + 36].reshape((6, 6))
-    o += 36
-    scratch = W[o : o + 28]
-    return R, rb, twist, alpha, P, z, acc, U, Dinv, u, Pa, scratch
+@njit(cache=True, _nrt=False)
+def _inv_spd3(W, k, o, out):
+    """``W[k, out:out+9] = A^-1`` for the 3x3 block ``A`` at ``W[k, o]`` (row stride 6).
 
-
-@njit(cache=True)
-def _inv_spd3(P, out):
-    """``out = A^-1`` for the symmetric 3x3 block ``A = P[0:3, 0:3]``; False unless A > 0."""
-    a00, a01, a02 = P[0, 0], P[0, 1], P[0, 2]
-    a11, a12, a22 = P[1, 1], P[1, 2], P[2, 2]
+    False unless A is positive-definite.
+    """
+    a00, a01, a02 = W[k, o], W[k, o + 1], W[k, o + 2]
+    a11, a12, a22 = W[k, o + 7], W[k, o + 8], W[k, o + 14]
     c00 = a11 * a22 - a12 * a12
     c01 = a02 * a12 - a01 * a22
     c02 = a01 * a12 - a02 * a11
     det = a00 * c00 + a01 * c01 + a02 * c02
-    if not (a00 > 0.0 and a00 * a11 - a01 * a01 > 0.0 and det > 0.0):
+    m2 = a00 * a11 - a01 * a01
+    if not (a00 > 0.0 and m2 > 0.0 and det > 0.0):
         return False
     s = 1.0 / det
-    out[0, 0] = c00 * s
-    out[0, 1] = c01 * s
-    out[0, 2] = c02 * s
-    out[1, 0] = c01 * s
-    out[1, 1] = (a00 * a22 - a02 * a02) * s
-    out[1, 2] = (a01 * a02 - a00 * a12) * s
-    out[2, 0] = c02 * s
-    out[2, 1] = out[1, 2]
-    out[2, 2] = (a00 * a11 - a01 * a01) * s
+    c12 = (a01 * a02 - a00 * a12) * s
+    W[k, out] = c00 * s
+    W[k, out + 1] = c01 * s
+    W[k, out + 2] = c02 * s
+    W[k, out + 3] = c01 * s
+    W[k, out + 4] = (a00 * a22 - a02 * a02) * s
+    W[k, out + 5] = c12
+    W[k, out + 6] = c02 * s
+    W[k, out + 7] = c12
+    W[k, out + 8] = m2 * s
     return True
 
 
-# ---------------------------------------------------------- backward sweep
-
-
-@njit(cache=True)
-def _articulated(ints, reals, tau, R, rb, alpha, P, z, U, Dinv, u, Pa, za, S):
+@njit(cache=True, _nrt=False)
+def _articulated(ints, reals, tau, W):
     """Tip-to-base pass (SOA eq. 80-89): articulated inertias and bias wrenches.
 
     For joint k with motion subspace ``S_k`` (the paper's ``H_k``):
     ``U_k = P_k S_k``, ``D_k = S_k^T U_k`` (80), ``u_k = tau_k - S_k^T z_k`` (88),
     ``P_k^A = P_k - U_k D_k^-1 U_k^T`` (84-86),
-    ``z_k^A = z_k + P_k^A alpha_k + U_k D_k^-1 u_k`` (89), and then
+    ``z_k^A = z_k + P_k^A alpha_k + U_k D_k^-1 u_k`` (89), and
     ``P_parent += Ad_k^T P_k^A Ad_k`` (87), ``z_parent += Ad_k^T z_k^A``.
+    A FIXED joint passes ``P_k``, ``z_k`` on unchanged, a FREE joint only ``tau_k``.
     Returns False if some ``D_k`` is not positive-definite.
     """
     nb = ints.shape[0]
@@ -348,149 +362,480 @@ def _articulated(ints, reals, tau, R, rb, alpha, P, z, U, Dinv, u, Pa, za, S):
         t = ints[k, I_JTYPE]
         i = ints[k, I_VI]
         p = ints[k, I_PARENT]
-        Pk = P[k]
-        zk = z[k]
-        Uk = U[k]
-        al = alpha[k]
         if t == REVOLUTE or t == PRISMATIC:
             o = 0 if t == REVOLUTE else 3
             n0, n1, n2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
             for m in range(6):
-                Uk[m] = Pk[m, o] * n0 + Pk[m, o + 1] * n1 + Pk[m, o + 2] * n2
-            d = n0 * Uk[o] + n1 * Uk[o + 1] + n2 * Uk[o + 2]
+                c = _P + 6 * m + o
+                W[k, _U + m] = W[k, c] * n0 + W[k, c + 1] * n1 + W[k, c + 2] * n2
+            d = n0 * W[k, _U + o] + n1 * W[k, _U + o + 1] + n2 * W[k, _U + o + 2]
             if not d > 0.0:
                 return False
             di = 1.0 / d
-            Dinv[k, 0, 0] = di
-            uk = tau[i] - (n0 * zk[o] + n1 * zk[o + 1] + n2 * zk[o + 2])
-            u[i] = uk
+            W[k, _DI] = di
+            uk = tau[i] - (n0 * W[k, _Z + o] + n1 * W[k, _Z + o + 1] + n2 * W[k, _Z + o + 2])
+            W[k, _UU] = uk
             if p < 0:
                 continue
+            for m in range(6):
+                wm = W[k, _U + m] * di
+                for l in range(m, 6):
+                    x = W[k, _P + 6 * m + l] - wm * W[k, _U + l]
+                    W[nb, _PA + 6 * m + l] = x
+                    W[nb, _PA + 6 * l + m] = x
             ud = uk * di
             for m in range(6):
-                wm = Uk[m] * di
-                for l in range(m, 6):
-                    x = Pk[m, l] - wm * Uk[l]
-                    Pa[m, l] = x
-                    Pa[l, m] = x
-            for m in range(6):
-                s = zk[m] + Uk[m] * ud
+                s = W[k, _Z + m] + W[k, _U + m] * ud
                 for l in range(6):
-                    s += Pa[m, l] * al[l]
-                za[m] = s
+                    s += W[nb, _PA + 6 * m + l] * W[k, _AL + l]
+                W[nb, _ZA + m] = s
         elif t == SPHERICAL:
-            Di = Dinv[k]
-            if not _inv_spd3(Pk, Di):
+            if not _inv_spd3(W, k, _P, _DI):
                 return False
             for j in range(3):
-                u[i + j] = tau[i + j] - zk[j]
+                W[k, _UU + j] = tau[i + j] - W[k, _Z + j]
             if p < 0:
                 continue
-            # U = P[:, 0:3]: P^A = P - U D^-1 U^T
+            # U = P[:, 0:3];  G = U D^-1 row by row;  P^A = P - G U^T
             for m in range(6):
-                w0 = Di[0, 0] * Pk[m, 0] + Di[0, 1] * Pk[m, 1] + Di[0, 2] * Pk[m, 2]
-                w1 = Di[1, 0] * Pk[m, 0] + Di[1, 1] * Pk[m, 1] + Di[1, 2] * Pk[m, 2]
-                w2 = Di[2, 0] * Pk[m, 0] + Di[2, 1] * Pk[m, 1] + Di[2, 2] * Pk[m, 2]
+                u0, u1, u2 = W[k, _P + 6 * m], W[k, _P + 6 * m + 1], W[k, _P + 6 * m + 2]
+                g0 = W[k, _DI] * u0 + W[k, _DI + 1] * u1 + W[k, _DI + 2] * u2
+                g1 = W[k, _DI + 3] * u0 + W[k, _DI + 4] * u1 + W[k, _DI + 5] * u2
+                g2 = W[k, _DI + 6] * u0 + W[k, _DI + 7] * u1 + W[k, _DI + 8] * u2
                 for l in range(m, 6):
-                    x = Pk[m, l] - (w0 * Pk[l, 0] + w1 * Pk[l, 1] + w2 * Pk[l, 2])
-                    Pa[m, l] = x
-                    Pa[l, m] = x
-            x0 = Di[0, 0] * u[i] + Di[0, 1] * u[i + 1] + Di[0, 2] * u[i + 2]
-            x1 = Di[1, 0] * u[i] + Di[1, 1] * u[i + 1] + Di[1, 2] * u[i + 2]
-            x2 = Di[2, 0] * u[i] + Di[2, 1] * u[i + 1] + Di[2, 2] * u[i + 2]
+                    c = _P + 6 * l
+                    x = W[k, _P + 6 * m + l] - (
+                        g0 * W[k, c] + g1 * W[k, c + 1] + g2 * W[k, c + 2]
+                    )
+                    W[nb, _PA + 6 * m + l] = x
+                    W[nb, _PA + 6 * l + m] = x
+                W[nb, _ZA + m] = W[k, _Z + m] + (
+                    g0 * W[k, _UU] + g1 * W[k, _UU + 1] + g2 * W[k, _UU + 2]
+                )
             for m in range(6):
-                s = zk[m] + Pk[m, 0] * x0 + Pk[m, 1] * x1 + Pk[m, 2] * x2
+                s = 0.0
                 for l in range(6):
-                    s += Pa[m, l] * al[l]
-                za[m] = s
+                    s += W[nb, _PA + 6 * m + l] * W[k, _AL + l]
+                W[nb, _ZA + m] += s
         elif t == FREE:
             for j in range(6):
-                u[i + j] = tau[i + j] - zk[j]
-            if p < 0:
-                continue
-            # P^A = 0 and z^A = tau: only the joint's own wrench reaches the parent
-            _wrench_to_parent_add(R[k], rb[k], tau[i : i + 6], z[p])
+                W[k, _UU + j] = tau[i + j] - W[k, _Z + j]
+            if p >= 0:  # P^A = 0, z^A = tau: only the joint's own wrench reaches the parent
+                for j in range(6):
+                    W[nb, _ZA + j] = tau[i + j]
+                _wrench_to_parent(W, k, nb, _ZA, p)
             continue
         else:
             if p >= 0:
-                _inertia_to_parent_add(R[k], rb[k], Pk, S, P[p])
-                _wrench_to_parent_add(R[k], rb[k], zk, z[p])
+                _inertia_to_parent(W, k, k, _P, p)
+                _wrench_to_parent(W, k, k, _Z, p)
             continue
-        _inertia_to_parent_add(R[k], rb[k], Pa, S, P[p])
-        _wrench_to_parent_add(R[k], rb[k], za, z[p])
+        _inertia_to_parent(W, k, nb, _PA, p)
+        _wrench_to_parent(W, k, nb, _ZA, p)
     return True
 
 
-# ------------------------------------------------------------- forward sweep
+@njit(cache=True, _nrt=False)
+def _chol(A, n):
+    """In-place Cholesky ``A = L L^T`` of the leading n x n block (lower triangle); False if A is
+    not positive-definite."""
+    for j in range(n):
+        s = A[j, j]
+        for m in range(j):
+            s -= A[j, m] * A[j, m]
+        if not s > 0.0:
+            return False
+        d = math.sqrt(s)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for m in range(j):
+                s -= A[i, m] * A[j, m]
+            A[i, j] = s / d
+    return True
 
 
-@njit(cache=True)
-def _accelerations(ints, reals, gravity, R, rb, alpha, P, U, Dinv, u, acc, a, s6, y6):
+@njit(cache=True, _nrt=False)
+def _chol_solve(L, n, x):
+    """``x <- (L L^T)^-1 x`` in place (first n entries) with the factor of :func:`_chol`."""
+    for i in range(n):
+        s = x[i]
+        for m in range(i):
+            s -= L[i, m] * x[m]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for m in range(i + 1, n):
+            s -= L[m, i] * x[m]
+        x[i] = s / L[i, i]
+
+
+@njit(cache=True, _nrt=False)
+def _accelerations(ints, reals, gravity, W, a):
     """Base-to-tip pass (SOA eq. 92-95): joint and body accelerations.
 
     ``acc'_k = Ad_k acc_parent + alpha_k`` (``acc_parent = -g`` for the root),
     ``a_k = D_k^-1 (u_k - U_k^T acc'_k)`` (93-94), ``acc_k = acc'_k + S_k a_k`` (95).
-    A FREE joint solves ``P_k acc_k = u_k + z_k - z_k = tau_k - z_k`` (92 with a base
-    wrench) by Cholesky.  Returns False if that ``P_k`` is not positive-definite.
+    A FREE joint solves ``P_k acc_k = tau_k - z_k`` by Cholesky (92, with a base
+    wrench), ``a_k = acc_k - acc'_k``.  False if that ``P_k`` is not positive-definite.
     """
     nb = ints.shape[0]
+    S, _, x8, _, _, _ = _scratch(W)
+    for j in range(3):
+        W[nb, _G + j] = 0.0
+        W[nb, _G + 3 + j] = -gravity[j]
     for k in range(nb):
         t = ints[k, I_JTYPE]
         i = ints[k, I_VI]
         p = ints[k, I_PARENT]
-        ak = acc[k]
         if p < 0:
-            s6[0] = 0.0
-            s6[1] = 0.0
-            s6[2] = 0.0
-            s6[3] = -gravity[0]
-            s6[4] = -gravity[1]
-            s6[5] = -gravity[2]
-            _motion_to_child(R[k], rb[k], s6, ak)
+            _motion_to_child(W, k, nb, _G, _ACC)
         else:
-            _motion_to_child(R[k], rb[k], acc[p], ak)
+            _motion_to_child(W, k, p, _ACC, _ACC)
         for j in range(6):
-            ak[j] += alpha[k, j]
+            W[k, _ACC + j] += W[k, _AL + j]
         if t == REVOLUTE or t == PRISMATIC:
             o = 0 if t == REVOLUTE else 3
-            Uk = U[k]
-            s = u[i]
+            s = W[k, _UU]
             for j in range(6):
-                s -= Uk[j] * ak[j]
-            qdd = Dinv[k, 0, 0] * s
+                s -= W[k, _U + j] * W[k, _ACC + j]
+            qdd = W[k, _DI] * s
             a[i] = qdd
             for j in range(3):
-                ak[o + j] += reals[k, R_AXIS + j] * qdd
+                W[k, _ACC + o + j] += reals[k, R_AXIS + j] * qdd
         elif t == SPHERICAL:
-            Pk = P[k]
             for j in range(3):
-                s = u[i + j]
+                s = W[k, _UU + j]
                 for m in range(6):
-                    s -= Pk[m, j] * ak[m]
-                s6[j] = s
-            Di = Dinv[k]
+                    s -= W[k, _P + 6 * m + j] * W[k, _ACC + m]
+                x8[j] = s
             for j in range(3):
-                qdd = Di[j, 0] * s6[0] + Di[j, 1] * s6[1] + Di[j, 2] * s6[2]
+                qdd = W[k, _DI + 3 * j] * x8[0] + W[k, _DI + 3 * j + 1] * x8[1]
+                qdd += W[k, _DI + 3 * j + 2] * x8[2]
                 a[i + j] = qdd
-                ak[j] += qdd
+                W[k, _ACC + j] += qdd
         elif t == FREE:
-            if not cholesky_solve(P[k], u[i : i + 6], y6):
+            for m in range(6):
+                x8[m] = W[k, _UU + m]
+                for j in range(6):
+                    S[m, j] = W[k, _P + 6 * m + j]
+            if not _chol(S, 6):
                 return False
+            _chol_solve(S, 6, x8)
             for j in range(6):
-                a[i + j] = y6[j] - ak[j]
-                ak[j] = y6[j]
+                a[i + j] = x8[j] - W[k, _ACC + j]
+                W[k, _ACC + j] = x8[j]
     return True
+
+
+@njit(cache=True, _nrt=False)
+def _joint_wrenches(ints, W, wrench):
+    """``f_k = P_k acc_k + z_k`` (SOA eq. 33, 43), unswapped to ``[f, tau]``, into wrench (nb, 6)."""
+    for k in range(ints.shape[0]):
+        for m in range(6):
+            s = W[k, _Z + m]
+            for j in range(6):
+                s += W[k, _P + 6 * m + j] * W[k, _ACC + j]
+            wrench[k, (m + 3) % 6] = s
 
 
 # ------------------------------------------------------------------ kernels
 
 
-@njit(cache=True)
-def _aba_core(ints, reals, gravity, q, v, tau, fext, a, ws):
-    R, rb, twist, alpha, P, z, acc, U, Dinv, u, Pa, sc = ws
-    _velocities(
-        ints, reals, q, v, fext, R, rb, twist, alpha, P, z, sc[0:8], sc[8:16], sc[16:22], sc[22:28]
-    )
-    if not _articulated(ints, reals, tau, R, rb, alpha, P, z, U, Dinv, u, Pa, sc[0:6], sc[8:8], sc):
+@njit(cache=True, _nrt=False)
+def _aba(ints, reals, gravity, q, v, tau, fext, a, W):
+    """The three passes of the articulated-body algorithm on the workspace W."""
+    _velocities(ints, reals, q, v, fext, W)
+    if not _articulated(ints, reals, tau, W):
         return False
-    return _accelerations(ints, reals, gravity, R, rb, alpha, P, U, Dinv, u, acc, a, sc[16:22], sc[22:28])
+    return _accelerations(ints, reals, gravity, W, a)
+
+
+@njit(cache=True)
+def aba(ints, reals, gravity, q, v, tau, fext, a):
+    """Articulated-body forward dynamics (SOA section 5): accelerations ``a`` (nv,) in O(n).
+
+    Same contract as ``_kernels.forward_dynamics_matrix``: ``gravity`` (3,) in the
+    inertial frame, ``tau`` (nv,) generalized forces, ``fext`` (nb, 6) wrenches
+    ``[f, tau]`` per body (body frame, about its origin; an empty (0, 6) array
+    means none).  Returns False if an articulated joint inertia ``D_k`` is not
+    positive-definite (``a`` is then incomplete).
+    """
+    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    return _aba(ints, reals, gravity, q, v, tau, fext, a, W)
+
+
+@njit(cache=True)
+def aba_wrenches(ints, reals, gravity, q, v, tau, fext, a, wrench):
+    """:func:`aba` that also fills the joint wrenches ``wrench`` (nb, 6).
+
+    ``wrench[k] = [f, tau]``: the wrench body k's parent exerts on it through
+    the joint, in body k's frame about its origin: ``f_k = P_k acc_k + z_k``
+    (SOA eq. 33), the same quantity as ``rnea``'s ``force`` at these accelerations.
+    """
+    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    if not _aba(ints, reals, gravity, q, v, tau, fext, a, W):
+        return False
+    _joint_wrenches(ints, W, wrench)
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def _inputs_ok(ints, q, v, tau, fext, a):
+    """The checks of ``_state`` on (q, v, tau, fext): sizes (from the packed model), finite
+    entries, base pose and joint quaternions unit within ``CONFIG_TOL``."""
+    nb = ints.shape[0]
+    t = ints[nb - 1, I_JTYPE]
+    nq = ints[nb - 1, I_QI] + NQ_OF[t]
+    nv = ints[nb - 1, I_VI] + NV_OF[t]
+    if q.shape[0] != nq or v.shape[0] != nv or tau.shape[0] != nv or a.shape[0] != nv:
+        return False
+    if (fext.shape[0] != 0 and fext.shape[0] != nb) or fext.shape[1] != 6:
+        return False
+    for i in range(nq):
+        if not math.isfinite(q[i]):
+            return False
+    for i in range(nv):
+        if not (math.isfinite(v[i]) and math.isfinite(tau[i])):
+            return False
+    for k in range(fext.shape[0]):
+        for j in range(6):
+            if not math.isfinite(fext[k, j]):
+                return False
+    return config_error(ints, q)[0] <= CONFIG_TOL
+
+
+@njit(cache=True)
+def aba_checked(ints, reals, gravity, q, v, tau, fext, a):
+    """:func:`aba` behind the input checks of ``_state``, in one compiled call.
+
+    Returns 0 on success, 1 if an input fails a check (the caller then lets
+    ``_state`` name it), 2 if the articulated inertias are not positive-definite.
+    """
+    if not _inputs_ok(ints, q, v, tau, fext, a):
+        return 1
+    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    return 0 if _aba(ints, reals, gravity, q, v, tau, fext, a, W) else 2
+
+
+@njit(cache=True)
+def aba_wrenches_checked(ints, reals, gravity, q, v, tau, fext, a, wrench):
+    """:func:`aba_wrenches` behind the checks of :func:`aba_checked` (same return codes)."""
+    if not _inputs_ok(ints, q, v, tau, fext, a):
+        return 1
+    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    if not _aba(ints, reals, gravity, q, v, tau, fext, a, W):
+        return 2
+    _joint_wrenches(ints, W, wrench)
+    return 0
+
+
+# ------------------------------------------------------------ joint wrenches
+
+
+@njit(cache=True)
+def split_wrenches(ints, reals, wrench, actuation, constraint, tau):
+    """Split each joint wrench ``f_k = [f, tau]`` (nb, 6) into its actuated and reaction parts.
+
+    ``tau_k = S_k^T f_k^s`` (nv,) are the joint forces and
+    ``actuation_k = swap(S_k tau_k)`` the part of ``f_k`` in the joint's
+    motion subspace (the columns of ``S_k`` are orthonormal);
+    ``constraint_k = f_k - actuation_k`` is the reaction, with
+    ``S_k^T constraint_k^s = 0`` (no power on the joint's motion): the
+    decomposition ``F = H F_T + W F_S`` of the constraint-force paper (eq. 5),
+    with the reaction kept as a wrench instead of coordinates on a basis W.
+    """
+    for k in range(ints.shape[0]):
+        t = ints[k, I_JTYPE]
+        i = ints[k, I_VI]
+        for j in range(6):
+            actuation[k, j] = 0.0
+        if t == REVOLUTE or t == PRISMATIC:
+            o = 3 if t == REVOLUTE else 0  # the torque or the force of [f, tau]
+            n0, n1, n2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
+            s = n0 * wrench[k, o] + n1 * wrench[k, o + 1] + n2 * wrench[k, o + 2]
+            tau[i] = s
+            actuation[k, o] = s * n0
+            actuation[k, o + 1] = s * n1
+            actuation[k, o + 2] = s * n2
+        elif t == SPHERICAL:
+            for j in range(3):
+                tau[i + j] = wrench[k, 3 + j]
+                actuation[k, 3 + j] = wrench[k, 3 + j]
+        elif t == FREE:
+            for j in range(3):
+                tau[i + j] = wrench[k, 3 + j]
+                tau[i + 3 + j] = wrench[k, j]
+            for j in range(6):
+                actuation[k, j] = wrench[k, j]
+        for j in range(6):
+            constraint[k, j] = wrench[k, j] - actuation[k, j]
+
+
+# ------------------------------------------------------------- mixed problem
+
+
+@njit(cache=True, _nrt=False)
+def _column(ints, reals, k, j, out):
+    """``out = S_k e_j``: column j of joint k's motion subspace (twist ``[w, v]``)."""
+    t = ints[k, I_JTYPE]
+    for m in range(6):
+        out[m] = 0.0
+    if t == REVOLUTE:
+        for m in range(3):
+            out[m] = reals[k, R_AXIS + m]
+    elif t == PRISMATIC:
+        for m in range(3):
+            out[3 + m] = reals[k, R_AXIS + m]
+    else:
+        out[j] = 1.0
+
+
+@njit(cache=True, _nrt=False)
+def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
+    """Tip-to-base pass of the mixed problem (SOA 3.3, 5.2 (1)-(2), per degree of freedom).
+
+    Joint k's columns split into free ones ``S_f`` (given force) and prescribed
+    ones ``S_p`` (given acceleration).  The prescribed motion joins the
+    velocity product, ``alpha'_k = alpha_k + S_p a_p``, and the recursion
+    (80-89) runs on ``S_f`` alone: ``U = P S_f``, ``D = S_f^T U`` (Cholesky
+    factor kept), ``u = tau_f - S_f^T z``, ``P^A = P - U D^-1 U^T``,
+    ``z^A = z + P^A alpha' + U D^-1 u``.  A fully prescribed joint passes
+    ``P`` and ``z + P alpha'`` on (SOA eq. 90-91).  ``V[k, 0]`` holds U,
+    ``V[k, 1]`` the factor, ``F[k]`` the free columns.
+    """
+    nb = ints.shape[0]
+    col = W[nb, 48:56]
+    x = W[nb, 56:64]
+    G = W[nb + 1, 0:36].reshape((6, 6))
+    for k in range(nb - 1, -1, -1):
+        p = ints[k, I_PARENT]
+        vi = ints[k, I_VI]
+        nk = joint_nv(ints[k, I_JTYPE])
+        nf = 0
+        for j in range(nk):
+            _column(ints, reals, k, j, col)
+            if prescribed[vi + j]:
+                for m in range(6):
+                    W[k, _AL + m] += col[m] * a_in[vi + j]
+            else:
+                F[k, nf] = j
+                nf += 1
+        F[k, 6] = nf
+        U = V[k, 0]
+        L = V[k, 1]
+        for c in range(nf):
+            _column(ints, reals, k, F[k, c], col)
+            s = tau_in[vi + F[k, c]]
+            for m in range(6):
+                s -= col[m] * W[k, _Z + m]
+                U[m, c] = 0.0
+                for l in range(6):
+                    U[m, c] += W[k, _P + 6 * m + l] * col[l]
+            W[k, _UU + c] = s
+            for c2 in range(c + 1):
+                s = 0.0
+                for m in range(6):
+                    s += col[m] * U[m, c2]
+                L[c, c2] = s
+        if not _chol(L, nf):
+            return False
+        if p < 0:
+            continue
+        # P^A = P - G U^T with G = U D^-1 (row m of G solves D g = U[m, :]^T)
+        for m in range(6):
+            for c in range(nf):
+                x[c] = U[m, c]
+            _chol_solve(L, nf, x)
+            for c in range(nf):
+                G[m, c] = x[c]
+        for m in range(6):
+            for l in range(6):
+                s = W[k, _P + 6 * m + l]
+                for c in range(nf):
+                    s -= G[m, c] * U[l, c]
+                W[nb, _PA + 6 * m + l] = s
+        # z^A = z + P^A alpha' + G u
+        for m in range(6):
+            s = W[k, _Z + m]
+            for l in range(6):
+                s += W[nb, _PA + 6 * m + l] * W[k, _AL + l]
+            for c in range(nf):
+                s += G[m, c] * W[k, _UU + c]
+            W[nb, _ZA + m] = s
+        _inertia_to_parent(W, k, nb, _PA, p)
+        _wrench_to_parent(W, k, nb, _ZA, p)
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def _mixed_accelerations(ints, reals, gravity, prescribed, a_in, tau_in, W, V, F, a, tau):
+    """Base-to-tip pass of the mixed problem (SOA eq. 92-97, per degree of freedom).
+
+    ``acc' = Ad_k acc_parent + alpha'_k``, ``a_f = D^-1 (u - U^T acc')``,
+    ``acc_k = acc' + S_f a_f``; the forces of the prescribed columns are the
+    projections of the joint wrench ``f_k = P_k acc_k + z_k`` (97).
+    """
+    nb = ints.shape[0]
+    col = W[nb, 48:56]
+    x = W[nb, 56:64]
+    for j in range(3):
+        W[nb, _G + j] = 0.0
+        W[nb, _G + 3 + j] = -gravity[j]
+    for k in range(nb):
+        p = ints[k, I_PARENT]
+        vi = ints[k, I_VI]
+        nk = joint_nv(ints[k, I_JTYPE])
+        if p < 0:
+            _motion_to_child(W, k, nb, _G, _ACC)
+        else:
+            _motion_to_child(W, k, p, _ACC, _ACC)
+        for j in range(6):
+            W[k, _ACC + j] += W[k, _AL + j]
+        nf = F[k, 6]
+        U = V[k, 0]
+        for c in range(nf):
+            s = W[k, _UU + c]
+            for m in range(6):
+                s -= U[m, c] * W[k, _ACC + m]
+            x[c] = s
+        _chol_solve(V[k, 1], nf, x)
+        for c in range(nf):
+            j = F[k, c]
+            a[vi + j] = x[c]
+            tau[vi + j] = tau_in[vi + j]
+            _column(ints, reals, k, j, col)
+            for m in range(6):
+                W[k, _ACC + m] += col[m] * x[c]
+        for j in range(nk):
+            if prescribed[vi + j]:
+                a[vi + j] = a_in[vi + j]
+                _column(ints, reals, k, j, col)
+                s = 0.0
+                for m in range(6):
+                    f = W[k, _Z + m]
+                    for l in range(6):
+                        f += W[k, _P + 6 * m + l] * W[k, _ACC + l]
+                    s += col[m] * f
+                tau[vi + j] = s
+
+
+@njit(cache=True)
+def mixed(ints, reals, gravity, q, v, prescribed, a_in, tau_in, fext, a, tau):
+    """The mixed forward/inverse problem (SOA section 3) in O(n).
+
+    ``prescribed`` (nv,) bool: the degrees of freedom whose acceleration is
+    given (``a_in``), the others have their generalized force given
+    (``tau_in``).  Fills the full ``a`` and ``tau`` (nv,).  With nothing
+    prescribed this is :func:`aba`, with everything prescribed ``rnea``.
+    Returns False if a free block ``D_k`` is not positive-definite.
+    """
+    nb = ints.shape[0]
+    W = np.empty((nb + 2, _STRIDE))
+    V = np.empty((nb, 2, 6, 6))
+    F = np.empty((nb, 7), dtype=np.int64)
+    _velocities(ints, reals, q, v, fext, W)
+    if not _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
+        return False
+    _mixed_accelerations(ints, reals, gravity, prescribed, a_in, tau_in, W, V, F, a, tau)
+    return True

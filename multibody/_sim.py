@@ -4,14 +4,17 @@ An *inputs callback* is a numba function compiled with the signature
 :data:`INPUTS_SIG`::
 
     @numba.njit(INPUTS_SIG, cache=True)
-    def my_inputs(t, q, v, params, mem, tau, fext):
+    def my_inputs(t, t_step, q, v, params, mem, tau, fext):
         # fill tau (nv,) and fext (nb, 6) for time t and state (q, v);
         # params: read-only parameters, mem: the callback's own mutable memory
         ...
 
-It is called at every RK4 stage with that stage's time and state, so a
-servo loop written as a callback is a continuous-time law; a digital
-controller holds its command in ``mem`` and updates it at its own ticks.
+It is called at every RK4 stage with that stage's time ``t`` and state, so a
+servo loop written as a callback is a continuous-time law.  ``t_step`` is the
+start time of the RK4 step the stage belongs to: an input that must stay
+constant over whole steps (a thruster pulse switched on step boundaries, a
+zero-order-hold command) decides from ``t_step``, since the last stage of a
+step and the first of the next share the same ``t``.
 The loops here are compiled once for that function *type* (not for each
 callback) and cached on disk, so a new callback costs only its own
 compilation.
@@ -35,23 +38,23 @@ _RM = _ro(types.float64, 2)
 _V = types.float64[::1]
 _M = types.float64[:, ::1]
 
-#: Signature of an inputs callback: (t, q, v, params, mem, tau_out, fext_out) -> None.
+#: Signature of an inputs callback: (t, t_step, q, v, params, mem, tau_out, fext_out) -> None.
 #: q, v and params are read-only; mem, tau_out and fext_out are written.
-INPUTS_SIG = types.void(types.float64, _RV, _RV, _RV, _V, _V, _M)
+INPUTS_SIG = types.void(types.float64, types.float64, _RV, _RV, _RV, _V, _V, _M)
 InputsFn = types.FunctionType(INPUTS_SIG)
 
 OK, SINGULAR, NONFINITE = 0, 1, 2
 
 
 @njit(INPUTS_SIG, cache=True)
-def no_inputs(t, q, v, params, mem, tau, fext):
+def no_inputs(t, t_step, q, v, params, mem, tau, fext):
     """Zero generalized forces and external wrenches."""
     tau[:] = 0.0
     fext[:, :] = 0.0
 
 
 @njit(INPUTS_SIG, cache=True)
-def sampled_inputs(t, q, v, params, mem, tau, fext):
+def sampled_inputs(t, t_step, q, v, params, mem, tau, fext):
     """Inputs sampled at t0, t0 + dt/2, t0 + dt: params = [t0, dt, tau (3, nv), fext (3, nb, 6)]."""
     nv = tau.shape[0]
     nb = fext.shape[0]
@@ -107,7 +110,7 @@ def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_ou
                 vs[j] = v[j] + h * kv[s - 1, j]
             integrate(ints, q, th, 1.0, qs)
             dexpinv(ints, th, vs, kq[s])
-        inputs(ts, qs, vs, params, mem, tau, fext)
+        inputs(ts, t, qs, vs, params, mem, tau, fext)
         ok &= forward_dynamics(ints, reals, gravity, qs, vs, tau, fext, acc)
         for j in range(nv):
             kv[s, j] = acc[j]

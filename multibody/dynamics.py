@@ -8,9 +8,11 @@ swap of the wrench ``f + eps tau``).  External wrenches ``f_ext`` are an
 (:func:`dqspace.multibody.external_wrenches` builds it from named frames).
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from . import _kernels as K
 from . import _state
@@ -34,6 +36,11 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
     tau : (nv,) ; for a floating base ``tau[:6]`` is the wrench ``[torque, force]``
         (base coordinates) the base needs for the given accelerations.
     """
+    if _plain_state(model, q, v, a, f_ext):
+        tau = np.empty(model.nv)
+        tol = _state.CONFIG_TOL
+        if _id_fast(model._ints, model._reals, model.gravity, q, v, a, f_ext, tau, tol):
+            return tau
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
     a = _state.vector(a, "a", model.nv)
@@ -63,6 +70,10 @@ def joint_wrenches(model, q, v, a, f_ext=None):
 
 def mass_matrix(model, q):
     """Joint-space mass matrix ``M(q) = H^T Phi M^ Phi^T H`` (P31), symmetric (nv, nv)."""
+    if type(q) is _ND and q.dtype is _F64 and q.shape == (model.nq,):
+        M = np.empty((model.nv, model.nv))
+        if _crba_fast(model._ints, model._reals, q, M, _state.CONFIG_TOL):
+            return M
     q = _state.configuration(model, q)
     M = np.empty((model.nv, model.nv))
     K.crba(model._ints, model._reals, q, M)
@@ -85,6 +96,11 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="matrix"):
     method : {"matrix"}
         ``"matrix"``: the paper's matrix form, solved by Cholesky.
     """
+    if method == "matrix" and _plain_state(model, q, v, tau, f_ext):
+        a = np.empty(model.nv)
+        tol = _state.CONFIG_TOL
+        if _fd_fast(model._ints, model._reals, model.gravity, q, v, tau, f_ext, a, tol):
+            return a
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
     tau = _state.vector(tau, "tau", model.nv)
@@ -97,6 +113,98 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="matrix"):
     if not ok:
         raise ValueError("the mass matrix is not positive-definite at this q")
     return a
+
+
+# ------------------------------------------------------------------ fast paths
+# The commonest call -- float64 ndarrays of the right shapes -- is validated and
+# computed in one compiled call (one dispatch instead of one per check plus the
+# kernel's).  The checks are those of ``_state`` (finite values; base pose and
+# joint quaternions within CONFIG_TOL of unit); whenever one fails, or the mass
+# matrix is not positive-definite, the fast path declines and the general path
+# runs, which raises the documented error.  These functions are not cached on
+# disk: numba would store them with the kernels they call compiled in, and would
+# not notice when ``_kernels.py`` changes (a stale cache of a public function);
+# compiling them costs about 0.2-0.5 s per signature, once per process.
+
+_ND = np.ndarray
+_F64 = np.dtype(np.float64)
+
+
+def _plain_state(model, q, v, w, f_ext):
+    """True when q, v, w (and f_ext unless None) are float64 ndarrays of the model's shapes."""
+    nv = (model.nv,)
+    return (
+        type(q) is _ND
+        and type(v) is _ND
+        and type(w) is _ND
+        and q.dtype is _F64
+        and v.dtype is _F64
+        and w.dtype is _F64
+        and q.shape == (model.nq,)
+        and v.shape == nv
+        and w.shape == nv
+        and (
+            f_ext is None
+            or (type(f_ext) is _ND and f_ext.dtype is _F64 and f_ext.shape == (model.nb, 6))
+        )
+    )
+
+
+@njit
+def _finite(x):
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]):
+            return False
+    return True
+
+
+@njit
+def _state_ok(ints, q, v, w, fext, tol):
+    """q, v, w finite, fext (None or (nb, 6)) finite and q on its unit manifold."""
+    if not (_finite(q) and _finite(v) and _finite(w)):
+        return False
+    if fext is not None:
+        for k in range(fext.shape[0]):
+            if not _finite(fext[k]):
+                return False
+    err, _ = K.config_error(ints, q)
+    return err <= tol
+
+
+@njit
+def _zeros_if_none(fext, nb):
+    if fext is None:
+        return np.zeros((nb, 6))
+    return fext
+
+
+@njit
+def _id_fast(ints, reals, gravity, q, v, a, fext, tau, tol):
+    if not _state_ok(ints, q, v, a, fext, tol):
+        return False
+    nb = ints.shape[0]
+    force = np.empty((nb, 6))
+    K.rnea(ints, reals, gravity, q, v, a, _zeros_if_none(fext, nb), tau, force)
+    return True
+
+
+@njit
+def _crba_fast(ints, reals, q, M, tol):
+    if not _finite(q):
+        return False
+    err, _ = K.config_error(ints, q)
+    if not err <= tol:
+        return False
+    K.crba(ints, reals, q, M)
+    return True
+
+
+@njit
+def _fd_fast(ints, reals, gravity, q, v, tau, fext, a, tol):
+    if not _state_ok(ints, q, v, tau, fext, tol):
+        return False
+    f = _zeros_if_none(fext, ints.shape[0])
+    return K.forward_dynamics_matrix(ints, reals, gravity, q, v, tau, f, a)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ Writing a callback::
     from dqspace.multibody import INPUTS_SIG
 
     @njit(INPUTS_SIG, cache=True)
-    def joint_damping(t, q, v, params, mem, tau, fext):
+    def joint_damping(t, t_step, q, v, params, mem, tau, fext):
         fext[:, :] = 0.0
         tau[:6] = 0.0
         for j in range(6, v.shape[0]):

@@ -10,7 +10,7 @@ from dqspace.multibody.models import space_manipulator
 
 
 @njit(INPUTS_SIG, cache=True)
-def damped_base_push(t, q, v, params, mem, tau, fext):
+def damped_base_push(t, t_step, q, v, params, mem, tau, fext):
     """Joint damping params[0] on the arm joints and a sinusoidal force on the base."""
     fext[:, :] = 0.0
     for j in range(tau.shape[0]):
@@ -22,11 +22,20 @@ def damped_base_push(t, q, v, params, mem, tau, fext):
 
 
 @njit(INPUTS_SIG, cache=True)
-def blow_up(t, q, v, params, mem, tau, fext):
+def blow_up(t, t_step, q, v, params, mem, tau, fext):
     fext[:, :] = 0.0
     tau[:] = 0.0
     if t > 0.0105:
         tau[8] = 1e308
+
+
+@njit(INPUTS_SIG, cache=True)
+def stage_offsets(t, t_step, q, v, params, mem, tau, fext):
+    """Sum of (t - t_step) over the stages: 0 + dt/2 + dt/2 + dt per step."""
+    fext[:, :] = 0.0
+    tau[:] = 0.0
+    mem[0] += t - t_step
+    mem[1] = max(mem[1], t_step)
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +195,19 @@ def test_batch_dynamics_match_single_calls(robot, rng):
         assert np.array_equal(TAU[i], mb.inverse_dynamics(robot, Q[i], V[i], A[i]))
     A2 = mb.forward_dynamics_batch(robot, Q, V, TAU)
     assert np.abs(A2 - A).max() < 1e-9
+
+
+def test_callback_sees_the_step_start_time(robot):
+    mem = np.zeros(2)
+    mb.simulate_compiled(
+        robot,
+        robot.neutral_configuration(),
+        np.zeros(robot.nv),
+        dt=0.01,
+        n_steps=7,
+        inputs=stage_offsets,
+        mem=mem,
+        t0=1.0,
+    )
+    assert np.isclose(mem[0], 7 * 2 * 0.01, atol=1e-12)
+    assert np.isclose(mem[1], 1.0 + 6 * 0.01, atol=1e-12)  # start of the last step

@@ -1,0 +1,283 @@
+"""O(n) articulated-body dynamics: forward dynamics, the mixed problem, joint wrenches.
+
+The recursions of the SOA paper (``spatial-operator-algebra-recursive``,
+section 5 eq. 80-97 and the mixed forward/inverse problem of its section 3)
+written in dqspace's dual-quaternion quantities; ``docs/articulated.md``
+gives the equations.  Conventions are those of :mod:`dqspace.multibody.dynamics`:
+generalized forces pair with v (the floating base's share is
+``[torque, force]`` in base coordinates), external wrenches ``f_ext`` are an
+(nb, 6) array of ``[f, tau]`` per body, in the body frame about its origin.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _aba as A
+from . import _kernels as K
+from . import _state
+
+__all__ = [
+    "JointWrenches",
+    "ForwardDynamicsResult",
+    "MixedResult",
+    "forward_dynamics_aba",
+    "mixed_dynamics",
+    "constraint_wrenches",
+]
+
+# "no external wrenches" / "no joint wrenches wanted" for the kernels (size 0: nothing to
+# write; left writable so that it has the same numba type as a user's array)
+_NONE = np.zeros((0, 6))
+
+
+@dataclass(frozen=True)
+class JointWrenches:
+    """The wrenches the joints transmit, each (nb, 6) ``[f, tau]`` [N, N m].
+
+    Row k is the wrench body k's parent (the inertial frame for the root)
+    exerts on body k through joint k, in body k's frame about its origin
+    (which lies on the joint).
+
+    Attributes
+    ----------
+    wrench : (nb, 6) the whole transmitted wrench ``f_k``
+    actuation : (nb, 6) its part in the joint's motion subspace,
+        ``swap(S_k S_k^T f_k^s)``: the joint torque (revolute, spherical) or
+        force (prismatic) as a wrench; all of ``f_k`` for a FREE joint, zero
+        for a FIXED one
+    constraint : (nb, 6) the reaction ``f_k - actuation_k``: the constraint
+        forces and moments of the joint, which do no work on its motion
+        (``S_k^T constraint_k^s = 0``)
+    tau : (nv,) the generalized joint forces ``S_k^T f_k^s``
+    """
+
+    wrench: np.ndarray
+    actuation: np.ndarray
+    constraint: np.ndarray
+    tau: np.ndarray
+
+
+@dataclass(frozen=True)
+class ForwardDynamicsResult:
+    """Accelerations and joint wrenches from :func:`forward_dynamics_aba`.
+
+    Attributes
+    ----------
+    a : (nv,) generalized accelerations (the base's ``d/dt [w, v]`` in base coordinates)
+    wrenches : :class:`JointWrenches` at these accelerations
+    """
+
+    a: np.ndarray
+    wrenches: JointWrenches
+
+
+@dataclass(frozen=True)
+class MixedResult:
+    """Solution of the mixed forward/inverse problem (:func:`mixed_dynamics`).
+
+    Attributes
+    ----------
+    a : (nv,) all generalized accelerations (the prescribed ones as given)
+    tau : (nv,) all generalized forces (the free ones as given; the
+        prescribed ones are what the servos must supply)
+    """
+
+    a: np.ndarray
+    tau: np.ndarray
+
+
+def _raise_state_error(model, q, v, tau, f_ext):
+    """Let the ``_state`` checks name the offending argument (one of them fails)."""
+    _state.configuration(model, q)
+    _state.vector(v, "v", model.nv)
+    _state.vector(tau, "tau", model.nv)
+    _state.wrenches(model, f_ext)
+    raise ValueError("invalid q, v, tau or f_ext")  # not reached: a check above raises
+
+
+def _split(model, wrench):
+    actuation = np.empty_like(wrench)
+    constraint = np.empty_like(wrench)
+    tau = np.empty(model.nv)
+    A.split_wrenches(model._ints, model._reals, wrench, actuation, constraint, tau)
+    return JointWrenches(wrench, actuation, constraint, tau)
+
+
+def forward_dynamics_aba(model, q, v, tau, f_ext=None, *, return_constraint_wrenches=False):
+    """Accelerations (nv,) of ``M(q) a + C(q, v) = tau`` by the articulated-body algorithm.
+
+    O(n) recursion of the SOA paper, section 5 (eq. 80-95): base-to-tip
+    kinematics, tip-to-base articulated inertias and bias wrenches, the base
+    acceleration ``P_0^-1 (tau_0 - z_0)`` (eq. 92, with a base wrench), and
+    base-to-tip accelerations.  Any tree, floating or fixed root, uniform
+    gravity ``model.gravity``, external wrenches.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) configuration (base pose as a unit dual quaternion first)
+    v : (nv,) velocities (the base's body twist ``[w, v]`` first) [rad/s, m/s]
+    tau : (nv,) generalized forces (the base's ``[torque, force]`` first) [N m, N]
+    f_ext : (nb, 6) external wrenches ``[f, tau]`` per body (body frame, about
+        its origin) [N, N m], or None
+    return_constraint_wrenches : bool
+        Also return the joint wrenches (:class:`JointWrenches`), from
+        ``f_k = P_k acc_k + z_k`` (SOA eq. 33) at no extra recursion.
+
+    Returns
+    -------
+    a : (nv,) [rad/s^2, m/s^2], or a :class:`ForwardDynamicsResult` when
+        ``return_constraint_wrenches`` is set
+
+    Raises
+    ------
+    ValueError
+        on a wrong shape, a non-finite entry or a non-unit quaternion (as
+        :func:`dqspace.multibody.forward_dynamics`), or if the articulated
+        inertias are not positive-definite.
+    """
+    try:
+        qa = np.ascontiguousarray(q, dtype=np.float64)
+        va = np.ascontiguousarray(v, dtype=np.float64)
+        ta = np.ascontiguousarray(tau, dtype=np.float64)
+        fa = _NONE if f_ext is None else np.ascontiguousarray(f_ext, dtype=np.float64)
+        ok = qa.ndim == 1 and va.ndim == 1 and ta.ndim == 1 and fa.ndim == 2
+    except (TypeError, ValueError):
+        ok = False
+    a = np.empty(model.nv)
+    code = 1
+    if ok and return_constraint_wrenches:
+        wrench = np.empty((model.nb, 6))
+        code = A.aba_wrenches_checked(
+            model._ints, model._reals, model.gravity, qa, va, ta, fa, a, wrench
+        )
+    elif ok:
+        code = A.aba_checked(model._ints, model._reals, model.gravity, qa, va, ta, fa, a)
+    if code == 1:
+        _raise_state_error(model, q, v, tau, f_ext)
+    if code == 2:
+        raise ValueError("the articulated inertias are not positive-definite at this q")
+    if not return_constraint_wrenches:
+        return a
+    return ForwardDynamicsResult(a, _split(model, wrench))
+
+
+def constraint_wrenches(model, q, v, a, f_ext=None):
+    """The wrenches every joint transmits at (q, v, a), split into actuation and reaction.
+
+    The whole wrench is the inverse-dynamics force ``f_k`` of (P23) (what
+    :func:`dqspace.multibody.joint_wrenches` returns); its projection on the
+    joint's motion subspace is the joint's actuator force and the rest is the
+    constraint reaction (the decomposition ``F = H F_T + W F_S`` of the
+    constraint-force paper, eq. 5).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,), v : (nv,), a : (nv,) configuration, velocities, accelerations
+    f_ext : (nb, 6) external wrenches ``[f, tau]`` per body, or None
+
+    Returns
+    -------
+    JointWrenches
+    """
+    q = _state.configuration(model, q)
+    v = _state.vector(v, "v", model.nv)
+    a = _state.vector(a, "a", model.nv)
+    fext = _state.wrenches(model, f_ext)
+    tau = np.empty(model.nv)
+    wrench = np.empty((model.nb, 6))
+    K.rnea(model._ints, model._reals, model.gravity, q, v, a, fext, tau, wrench)
+    return _split(model, wrench)
+
+
+def _prescribed_mask(model, prescribed):
+    """The (nv,) bool mask of prescribed degrees of freedom."""
+    if isinstance(prescribed, (str, int, np.integer)):
+        prescribed = [prescribed]
+    arr = np.asarray(prescribed)
+    if arr.dtype != bool:  # body names / indices
+        mask = np.zeros(model.nv, dtype=bool)
+        for b in prescribed:
+            mask[model.v_slice(b)] = True  # raises for an unknown name or index
+        return mask
+    per_dof = arr.shape == (model.nv,)
+    per_body = arr.shape == (model.nb,)
+    if per_dof and per_body and not np.all(model.joint_nv == 1):
+        raise ValueError(
+            f"prescribed: a bool mask of length nv = nb = {model.nv} is ambiguous for this "
+            f"model (its joints do not all have one degree of freedom); name the bodies instead"
+        )
+    if per_dof:
+        return arr.copy()
+    if per_body:
+        return np.repeat(arr, model.joint_nv)
+    raise ValueError(
+        f"prescribed: a bool mask must have shape (nv,) = ({model.nv},) or (nb,) = "
+        f"({model.nb},), got {arr.shape}"
+    )
+
+
+def _spread(x, name, mask, n):
+    """A full (n,) vector from a full (n,) one or one with an entry per True of mask."""
+    if x is None:
+        return np.zeros(n)
+    cnt = int(mask.sum())
+    a = np.asarray(x, dtype=np.float64)
+    if a.shape == (n,):
+        out = a
+    elif a.shape == (cnt,):
+        out = np.zeros(n)
+        out[mask] = a
+    else:
+        raise ValueError(
+            f"{name} must have shape ({n},) (all degrees of freedom) or ({cnt},) (only "
+            f"the {'prescribed' if name == 'a_prescribed' else 'free'} ones), got {a.shape}"
+        )
+    return _state.vector(out, name, n)
+
+
+def mixed_dynamics(model, q, v, *, prescribed, a_prescribed=None, tau_free=None, f_ext=None):
+    """The mixed forward/inverse problem in O(n) (SOA paper, section 3 and eq. 80-97).
+
+    Some degrees of freedom have a prescribed motion (their accelerations are
+    given and their forces unknown: servo-driven joints such as VSCMG gimbals
+    and wheels, or a kinematically driven arm); the others have given forces
+    and unknown accelerations (a free-floating base with zero or external
+    wrench, passive joints).  One articulated-body recursion gives both
+    unknowns.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,), v : (nv,) configuration and velocities
+    prescribed : (nv,) bool mask over the degrees of freedom, (nb,) bool mask
+        over the bodies (their joints), or a sequence of body names/indices
+        whose joints are prescribed
+    a_prescribed : (nv,) or (n_prescribed,) accelerations of the prescribed
+        degrees of freedom [rad/s^2, m/s^2] (full vector: other entries ignored);
+        None for zeros
+    tau_free : (nv,) or (n_free,) generalized forces of the free degrees of
+        freedom [N m, N] (the base's ``[torque, force]``); None for zeros
+    f_ext : (nb, 6) external wrenches ``[f, tau]`` per body, or None
+
+    Returns
+    -------
+    MixedResult
+        ``a`` (nv,) and ``tau`` (nv,), with ``M a + C = tau``.
+    """
+    q = _state.configuration(model, q)
+    v = _state.vector(v, "v", model.nv)
+    fext = _NONE if f_ext is None else _state.wrenches(model, f_ext)
+    mask = _prescribed_mask(model, prescribed)
+    a_in = _spread(a_prescribed, "a_prescribed", mask, model.nv)
+    tau_in = _spread(tau_free, "tau_free", ~mask, model.nv)
+    a = np.empty(model.nv)
+    tau = np.empty(model.nv)
+    ok = A.mixed(
+        model._ints, model._reals, model.gravity, q, v, mask, a_in, tau_in, fext, a, tau
+    )
+    if not ok:
+        raise ValueError("the articulated inertias of the free joints are not positive-definite")
+    return MixedResult(a, tau)
