@@ -18,7 +18,9 @@ argument.  The arithmetic itself is the compiled kernels of
 """
 
 import numpy as np
+from numba import njit
 
+from . import _kernels as k
 from . import _ufuncs as u
 from ._checks import (
     UNIT_TOL,
@@ -142,6 +144,15 @@ def dq_mul(a, b):
     -------
     (..., 8) ndarray
     """
+    if type(a) is _ND and type(b) is _ND and a.dtype is _F64 and b.dtype is _F64:
+        if a.shape == _8 and b.shape == _8:  # the commonest call: one product
+            out = np.empty(8)
+            if _mul_1(a, b, out):
+                return out
+        elif a.shape == b.shape and a.shape[-1:] == _8:
+            out = _fast_rows(_mul_rows, a, b, np.empty(a.shape), 0.0)
+            if out is not None:
+                return out
     return u.dq_mul(as_float_array(a, "a", (8,)), as_float_array(b, "b", (8,)))
 
 
@@ -233,6 +244,16 @@ def frame_change(dq_ba, x_a):
     -------
     (..., 6) ndarray, the same dual vector at b's origin in b's axes
     """
+    q, x = dq_ba, x_a
+    if type(q) is _ND and type(x) is _ND and q.dtype is _F64 and x.dtype is _F64:
+        if q.shape == _8 and x.shape == _6:  # the commonest call: one dual vector
+            out = np.empty(6)
+            if _fc_1(q, x, out, UNIT_TOL):
+                return out
+        elif q.shape[-1:] == _8 and x.shape[-1:] == _6 and q.shape[:-1] == x.shape[:-1]:
+            out = _fast_rows(_fc_rows, q, x, np.empty(x.shape), UNIT_TOL)
+            if out is not None:
+                return out
     return u.dv_frame_change(check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_a, "x_a", (6,)))
 
 
@@ -257,3 +278,84 @@ def swap(x):
     """
     x = as_float_array(x, "x", (6,))
     return np.concatenate([x[..., 3:], x[..., :3]], axis=-1)
+
+
+# ------------------------------------------------- fast paths of dq_mul, frame_change
+# For the commonest calls -- float64 ndarrays of equal batch shape, C-contiguous --
+# validation and arithmetic run in one compiled call instead of a validation scan
+# per argument plus a gufunc: one pass over memory, the rows handed to the kernel
+# as tuples (no per-row array views, whose reference counting costs more than the
+# arithmetic).  The result is the same kernel's, bit for bit.  Inputs are
+# validated through the outputs: the kernels use only +, - and * and every input
+# reaches an output, so a NaN or inf in any input makes an output non-finite.
+# Whenever an output is not finite (or, for frame_change, a pose is off the unit
+# manifold) the fast path gives up and the general path runs, which raises the
+# documented error (or, for finite inputs whose products overflow, returns the
+# same result).  Like the gufuncs of ``_ufuncs``, they are cached on disk with the
+# kernels compiled in: after editing ``_kernels.py``, delete the caches
+# (``find . -name '*.nb[ic]' -delete``).
+
+
+_ND = np.ndarray
+_F64 = np.dtype(np.float64)
+_8 = (8,)
+_6 = (6,)
+
+
+@njit(cache=True)
+def _mul_1(a, b, out):
+    k.dq_mul(a, b, out)
+    s = ((out[0] + out[1]) + (out[2] + out[3])) + ((out[4] + out[5]) + (out[6] + out[7]))
+    return s - s == 0.0
+
+
+@njit(cache=True)
+def _mul_rows(A, B, out, tol):
+    o = np.empty(8)
+    z = 0.0
+    for i in range(A.shape[0]):
+        # rows passed as tuples: in registers, no per-row array view
+        a = (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7])
+        b = (B[i, 0], B[i, 1], B[i, 2], B[i, 3], B[i, 4], B[i, 5], B[i, 6], B[i, 7])
+        k.dq_mul(a, b, o)
+        s = ((o[0] + o[1]) + (o[2] + o[3])) + ((o[4] + o[5]) + (o[6] + o[7]))
+        z += s - s
+        for j in range(8):
+            out[i, j] = o[j]
+    return z == 0.0
+
+
+@njit(cache=True)
+def _fc_1(q, x, out, tol):
+    if not k.dq_unit_error(q) <= tol:
+        return False
+    k.dv_frame_change(q, x, out)
+    s = ((out[0] + out[1]) + (out[2] + out[3])) + (out[4] + out[5])
+    return s - s == 0.0
+
+
+@njit(cache=True)
+def _fc_rows(Q, X, out, tol):
+    o = np.empty(6)
+    z = 0.0
+    unit = True
+    for i in range(Q.shape[0]):
+        q = (Q[i, 0], Q[i, 1], Q[i, 2], Q[i, 3], Q[i, 4], Q[i, 5], Q[i, 6], Q[i, 7])
+        x = (X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5])
+        if not k.dq_unit_error(q) <= tol:
+            unit = False
+        k.dv_frame_change(q, x, o)
+        s = ((o[0] + o[1]) + (o[2] + o[3])) + (o[4] + o[5])
+        z += s - s
+        for j in range(6):
+            out[i, j] = o[j]
+    return unit and z == 0.0
+
+
+def _fast_rows(rows, a, b, out, tol):
+    """Run a fused loop on C-contiguous (..., n) batches; None when it declines."""
+    if a.flags.c_contiguous and b.flags.c_contiguous:
+        shape = (-1, a.shape[-1]), (-1, b.shape[-1]), (-1, out.shape[-1])
+        if rows(a.reshape(shape[0]), b.reshape(shape[1]), out.reshape(shape[2]), tol):
+            return out
+    return None

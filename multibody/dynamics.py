@@ -150,7 +150,7 @@ def _plain_state(model, q, v, w, f_ext):
     )
 
 
-@njit
+@njit(cache=True)
 def _finite(x):
     for i in range(x.shape[0]):
         if not math.isfinite(x[i]):
@@ -158,7 +158,7 @@ def _finite(x):
     return True
 
 
-@njit
+@njit(cache=True)
 def _state_ok(ints, q, v, w, fext, tol):
     """q, v, w finite, fext (None or (nb, 6)) finite and q on its unit manifold."""
     if not (_finite(q) and _finite(v) and _finite(w)):
@@ -171,14 +171,14 @@ def _state_ok(ints, q, v, w, fext, tol):
     return err <= tol
 
 
-@njit
+@njit(cache=True)
 def _zeros_if_none(fext, nb):
     if fext is None:
         return np.zeros((nb, 6))
     return fext
 
 
-@njit
+@njit(cache=True)
 def _id_fast(ints, reals, gravity, q, v, a, fext, tau, tol):
     if not _state_ok(ints, q, v, a, fext, tol):
         return False
@@ -188,7 +188,7 @@ def _id_fast(ints, reals, gravity, q, v, a, fext, tau, tol):
     return True
 
 
-@njit
+@njit(cache=True)
 def _crba_fast(ints, reals, q, M, tol):
     if not _finite(q):
         return False
@@ -199,7 +199,7 @@ def _crba_fast(ints, reals, q, M, tol):
     return True
 
 
-@njit
+@njit(cache=True)
 def _fd_fast(ints, reals, gravity, q, v, tau, fext, a, tol):
     if not _state_ok(ints, q, v, tau, fext, tol):
         return False
