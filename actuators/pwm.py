@@ -22,6 +22,18 @@ are quantized to 0 or one bit:
 Either way the delivered impulse ``sigma_max_i t_i`` matches the command to within one
 minimum impulse bit per period, and exactly when ``I_i >= I_min`` (or ``I_min = 0``).
 
+Two options for a modulator that drives a simulation or a valve driver with a clock:
+
+* ``quantum`` [s]: pulse widths are whole multiples of it (the dynamics step, or the
+  driver's tick); a width is rounded to the nearest multiple, and a non-zero pulse is
+  never shorter than the minimum on-time rounded up to a multiple;
+* ``error_feedback``: the impulse error of each period (command minus delivered) is
+  added to the next period's command (first-order delta-sigma modulation).  The
+  accumulated impulse error then stays below one impulse quantum
+  ``max(I_min, sigma_max quantum)`` for ever instead of drifting; the error of a single
+  period is below twice that.  With it, a thruster firing whole bits delivers on
+  average exactly the commanded thrust.
+
 Pulses start at the beginning of the period (leading-edge PWM).  This module decides the
 firing; what the base feels is :meth:`ThrusterSet.wrench` of the instantaneous thrusts
 :meth:`PulseTrain.thrust` returns (faults included).
@@ -87,6 +99,9 @@ class PulseTrain:
         ``impulse - commanded_impulse``; ``|error| <= min_impulse_bit``.
     firing : (S,) bool array
         Which thrusters fired: the state to pass to the next :meth:`PulseModulator.modulate`.
+    carry : (S,) array [N s]
+        Impulse still owed (command plus the previous carry, minus delivered) when the
+        modulator has ``error_feedback``, else zeros: pass it to the next ``modulate``.
     """
 
     period: float
@@ -96,6 +111,7 @@ class PulseTrain:
     commanded_impulse: np.ndarray
     error: np.ndarray
     firing: np.ndarray
+    carry: np.ndarray = None
 
     @property
     def mean_thrust(self):
@@ -134,7 +150,7 @@ class PulseModulator:
         Hysteresis for commands below the minimum impulse bit; default plain rounding.
     """
 
-    def __init__(self, thrusters, period, *, schmitt=None):
+    def __init__(self, thrusters, period, *, schmitt=None, quantum=0.0, error_feedback=False):
         if not isinstance(thrusters, ThrusterSet):
             raise ValueError(f"thrusters must be a ThrusterSet, got {type(thrusters).__name__}")
         T = float(period)
@@ -150,15 +166,22 @@ class PulseModulator:
                 f"thruster {i} ({thrusters.names[i]!r}): min_impulse_bit = "
                 f"{thrusters.min_impulse_bit[i]} N s exceeds sigma_max * period = {full[i]} N s"
             )
+        q = float(quantum)
+        if not (np.isfinite(q) and 0.0 <= q <= T):
+            raise ValueError(f"quantum must be in [0, period = {T}] s, got {quantum}")
+        if q > 0.0 and abs(T / q - round(T / q)) > 1e-9:
+            raise ValueError(f"period = {T} s must be a whole number of quantum = {q} s")
         self.thrusters = thrusters
         self.period = T
         self.schmitt = schmitt
+        self.quantum = q
+        self.error_feedback = bool(error_feedback)
 
     def initial_state(self):
         """(S,) bool array: no thruster fired before the first period."""
         return np.zeros(self.thrusters.n, dtype=bool)
 
-    def modulate(self, sigma, firing=None):
+    def modulate(self, sigma, firing=None, carry=None):
         """Pulses for one period.
 
         Parameters
@@ -169,6 +192,8 @@ class PulseModulator:
         firing : (S,) bool array, optional
             Which thrusters fired in the previous period (``PulseTrain.firing``); only the
             Schmitt trigger reads it.  Default: none.
+        carry : (S,) array [N s], optional
+            The previous period's ``PulseTrain.carry`` (used with ``error_feedback``).
 
         Returns
         -------
@@ -201,14 +226,28 @@ class PulseModulator:
         T = self.period
         mib = ts.min_impulse_bit
         commanded = s * T
-        small = commanded < mib  # below one bit (never true when mib == 0)
+        owed = commanded.copy()
+        if self.error_feedback and carry is not None:
+            c = np.asarray(carry, dtype=float)
+            if c.shape != (S,) or not np.all(np.isfinite(c)):
+                raise ValueError(f"carry must be a finite ({S},) array, got {c}")
+            owed = commanded + c  # may be negative (over-delivered) or above sigma_max T
+        want = np.clip(owed, 0.0, smax * T)
+        small = want < mib  # below one bit (never true when mib == 0)
         if self.schmitt is None:
-            fire_bit = small & (commanded >= 0.5 * mib) & (commanded > 0.0)
+            fire_bit = small & (want >= 0.5 * mib) & (want > 0.0)
         else:
             frac = np.where(prev, self.schmitt.off_fraction, self.schmitt.on_fraction)
-            fire_bit = small & (commanded >= frac * mib) & (commanded > 0.0)
-        impulse = np.where(small, np.where(fire_bit, mib, 0.0), commanded)
+            fire_bit = small & (want >= frac * mib) & (want > 0.0)
+        impulse = np.where(small, np.where(fire_bit, mib, 0.0), want)
         on_time = np.minimum(impulse / smax, T)
+        q = self.quantum
+        if q > 0.0:
+            on_time = np.rint(on_time / q) * q
+            shortest = np.ceil(mib / smax / q - 1e-9) * q  # minimum on-time, whole quanta
+            on_time = np.where((on_time > 0.0) & (on_time < shortest), shortest, on_time)
+            on_time = np.where((impulse > 0.0) & (on_time == 0.0) & fire_bit, shortest, on_time)
+            on_time = np.minimum(on_time, T)
         impulse = smax * on_time
         return PulseTrain(
             period=T,
@@ -218,4 +257,5 @@ class PulseModulator:
             commanded_impulse=commanded,
             error=impulse - commanded,
             firing=on_time > 0.0,
+            carry=owed - impulse if self.error_feedback else np.zeros(S),
         )

@@ -29,8 +29,9 @@ _XYZ = ("x", "y", "z")
 
 
 def _fig(rows, title, height=2.1):
-    fig, axes = plt.subplots(rows, 1, sharex=True, figsize=(8.0, 0.8 + height * rows),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        rows, 1, sharex=True, figsize=(8.0, 0.8 + height * rows), squeeze=False
+    )
     fig.suptitle(title)
     return fig, axes[:, 0]
 
@@ -81,8 +82,14 @@ def plot_thrusters(res):
     cmd, on = res["thrust_cmd"], res["thrust_on"]
     S = cmd.shape[1]
     fig, ax = _fig(2, "Thrusters", height=2.8)
-    im = ax[0].imshow(cmd.T, aspect="auto", origin="lower", interpolation="nearest",
-                      extent=(t[0], t[-1], -0.5, S - 0.5), cmap="viridis")
+    im = ax[0].imshow(
+        cmd.T,
+        aspect="auto",
+        origin="lower",
+        interpolation="nearest",
+        extent=(t[0], t[-1], -0.5, S - 0.5),
+        cmap="viridis",
+    )
     fig.colorbar(im, ax=ax[0], label="command [N]", pad=0.01)
     ax[0].set_ylabel("thruster")
     period = float(np.median(np.diff(t))) if len(t) > 1 else 1.0

@@ -176,3 +176,49 @@ def test_time_outside_the_period_is_rejected():
     p = PulseModulator(mixed_set(), PERIOD).modulate(np.zeros(4))
     with pytest.raises(ValueError, match=r"t must be in \[0, period = 0\.1\] s, got 0\.2"):
         p.thrust(0.2)
+
+
+# ---- pulse widths on a clock, and error feedback
+
+
+def test_quantized_pulses_are_whole_multiples_and_respect_the_minimum_on_time(rng):
+    ts = paper_thruster_set(min_impulse_bit=0.015)  # 1.5 ms at 10 N: rounds up to 2 ms
+    q = 1e-3
+    pwm = PulseModulator(ts, 0.01, quantum=q)
+    for _ in range(300):
+        sigma = rng.uniform(0.0, 10.0, ts.n) * (rng.random(ts.n) < 0.7)
+        tr = pwm.modulate(sigma)
+        k = tr.on_time / q
+        assert np.allclose(k, np.rint(k), atol=1e-9)
+        assert np.all((tr.on_time == 0.0) | (tr.on_time >= 2e-3 - 1e-12))
+        # one quantum of impulse (sigma_max q) or one bit, whichever is larger
+        assert np.all(np.abs(tr.error) <= max(0.015, 10.0 * q) + 1e-12)
+
+
+def test_error_feedback_keeps_the_accumulated_impulse_error_bounded(rng):
+    ts = paper_thruster_set(min_impulse_bit=0.01)
+    T, q = 0.01, 1e-3
+    plain = PulseModulator(ts, T, quantum=q)
+    fed = PulseModulator(ts, T, quantum=q, error_feedback=True)
+    sigma = np.full(ts.n, 0.37)  # 3.7 ms per period: every period rounds to 4 ms
+    sigma[:6] = rng.uniform(0.0, 2.0, 6)
+    cum_plain = np.zeros(ts.n)
+    cum_fed = np.zeros(ts.n)
+    carry = None
+    for _ in range(1000):
+        a = plain.modulate(sigma)
+        b = fed.modulate(sigma, carry=carry)
+        carry = b.carry
+        cum_plain += a.impulse - sigma * T
+        cum_fed += b.impulse - sigma * T
+        assert np.all(np.abs(cum_fed) <= 0.01 + 1e-9)  # one impulse quantum, for ever
+        assert np.all(np.abs(b.impulse - sigma * T) <= 2 * 0.01 + 1e-9)
+    assert np.abs(cum_plain[6:]).max() > 2.9  # 1000 x 3 mN s without feedback
+
+
+def test_quantum_must_divide_the_period():
+    ts = paper_thruster_set()
+    with pytest.raises(ValueError, match="whole number of quantum"):
+        PulseModulator(ts, 0.01, quantum=0.003)
+    with pytest.raises(ValueError, match=r"quantum must be in \[0, period"):
+        PulseModulator(ts, 0.01, quantum=-1.0)
