@@ -90,16 +90,19 @@ def plot_thrusters(res):
         extent=(t[0], t[-1], -0.5, S - 0.5),
         cmap="viridis",
     )
-    fig.colorbar(im, ax=ax[0], label="command [N]", pad=0.01)
     ax[0].set_ylabel("thruster")
     period = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
     duty = on / period
+    peak = max(float(duty.max()), 1e-12)
     for i in range(S):
         fired = duty[:, i] > 0
-        ax[1].vlines(t[fired], i - 0.4 * duty[fired, i], i + 0.4 * duty[fired, i], lw=1.0)
+        h = 0.45 * duty[fired, i] / peak
+        ax[1].vlines(t[fired], i - h, i + h, lw=0.8)
     ax[1].set_ylim(-0.5, S - 0.5)
-    ax[1].set_ylabel("thruster\n(bar = duty cycle)")
-    return _finish(fig, ax)
+    ax[1].set_ylabel(f"firing (bar: duty,\nfull = {100 * peak:.0f} %)")
+    _finish(fig, ax)
+    fig.colorbar(im, ax=list(ax), label="command [N]", pad=0.01, fraction=0.04)
+    return fig
 
 
 def plot_vscmg(res):
@@ -149,7 +152,7 @@ def plot_all(res, directory, formats=("png", "pdf")):
         fig = fn(res)
         for fmt in formats:
             p = directory / f"{name}.{fmt}"
-            fig.savefig(p, dpi=150)
+            fig.savefig(p, dpi=150, bbox_inches="tight")
             paths.append(p)
         plt.close(fig)
     return paths

@@ -225,6 +225,7 @@ def _series(sys_, K, S):
         "wrench_thr": ((6,), "N, N m", w6, "thrusters' mean wrench over the period"),
         "thrust_cmd": ((S,), "N", (), "allocated thrusts"),
         "thrust_on": ((S,), "s", (), "pulse widths"),
+        "thrust_impulse": ((S,), "N s", (), "impulse delivered over the period"),
         "alloc_status": ((), "-", (), "allocator status code (AllocationStatus order)"),
         "vscmg_torque_cmd": ((3,), "N m", xyz, "torque asked of the VSCMGs"),
         "vscmg_torque_err": ((3,), "N m", xyz, "steering torque error (saturation)"),
@@ -283,6 +284,7 @@ def _run_closed_loop(cfg, out, manifest, progress):
             sigma, n_on, on_lv, off_lv = np.zeros(S), np.zeros(S), np.zeros(S), np.zeros(S)
             alloc_code = -1
             w_thr = np.zeros(6)
+            mean = np.zeros(S)
             if ts is not None:
                 demand = wrench[:3] if cfg["thrusters"]["mode"] == "force" else wrench
                 res = sy.allocator.allocate(demand, thrusters=health)
@@ -349,6 +351,7 @@ def _run_closed_loop(cfg, out, manifest, progress):
                 arm_reaction=-base_cmd.feedforward,
                 wrench_thr=w_thr,
                 thrust_cmd=sigma,
+                thrust_impulse=mean * period,
                 thrust_on=n_on * dt,
                 alloc_status=alloc_code,
                 vscmg_torque_cmd=tau_v,
