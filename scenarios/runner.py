@@ -267,6 +267,7 @@ def _run_closed_loop(cfg, out, manifest, progress):
     r_I0 = translation_from_dq(dq_I0)
     nq_c, nv_c = sy.controller_model.nq, sy.controller_model.nv
     status, message = "complete", ""
+    use_ff = cfg["base_controller"]["feedforward"]
     try:
         for tick in range(n_ticks + 1):
             t = tick * period
@@ -274,7 +275,7 @@ def _run_closed_loop(cfg, out, manifest, progress):
             st = State(q[:nq_c].copy(), v[:nv_c].copy())
             ref = sy.trajectory(t)
             arm_cmd = sy.arm(t, st, ref)
-            base_cmd = sy.base(t, st, sy.base_reference, arm_acc=arm_cmd.acc)
+            base_cmd = sy.base(t, st, sy.base_reference, arm_acc=arm_cmd.acc if use_ff else None)
             wrench = base_cmd.wrench
             # ---- thrusters (faults take effect from the first tick at or after their time)
             while faults and faults[0]["time"] <= t + 1e-9:

@@ -1,0 +1,120 @@
+"""The dqspace command line: help, list, show, run, plot, and one-line errors with exit 2."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dqspace.scenarios.cli import main
+from dqspace.scenarios.scenario import load_scenario
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["run", "--help"],
+        ["plot", "--help"],
+        ["list", "--help"],
+        ["show", "--help"],
+        ["demo", "--help"],
+    ],
+)
+def test_help_exits_zero(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 0
+    assert "usage: dqspace" in capsys.readouterr().out
+
+
+def test_list_names_the_embedded_scenarios(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "station-keeping" in out and "dynamics-check" in out
+
+
+def test_show_prints_a_resolved_file_that_loads_back_identically(tmp_path, capsys):
+    assert main(["show", "station-keeping", "--set", "scenario.duration=3"]) == 0
+    text = capsys.readouterr().out
+    f = tmp_path / "resolved.toml"
+    f.write_text(text)
+    a = load_scenario("station-keeping", ["scenario.duration=3"]).config
+    assert load_scenario(f).config == a
+
+
+def _bad(tmp_path, body):
+    f = tmp_path / "bad.toml"
+    f.write_text('[scenario]\nname = "x"\n' + body)
+    return str(f)
+
+
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        ("durashun = 3\n", "scenario.durashun: unknown key"),
+        ("duration = -1\n", "scenario.duration = -1.0 is out of range"),
+        ('[thrusters]\nallocator = "magic"\n', "thrusters.allocator = 'magic' is not one of"),
+        ("[integrator]\ndt = 0.003\n", "whole number of integrator.dt"),
+        ("[[faults]]\ntime = 1.0\n", "faults[0].thruster: missing value"),
+        (
+            '[[faults]]\ntime = 1.0\nthruster = 40\nkind = "failed_off"\n',
+            "faults[0].thruster = 40 is out of range",
+        ),
+        ("[base_controller]\nkp_rot = [1, 2]\n", "base_controller.kp_rot must have 3 numbers"),
+        ("this is not toml", "invalid TOML"),
+    ],
+)
+def test_bad_scenario_files_give_one_line_naming_file_and_key(tmp_path, capsys, body, needle):
+    path = _bad(tmp_path, body)
+    assert main(["run", path, "--quiet", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("dqspace: error: ")
+    assert needle in err[0] and "bad.toml" in err[0]
+
+
+def test_unknown_scenario_and_bad_override(capsys):
+    assert main(["show", "no-such-scenario"]) == 2
+    assert "embedded: dynamics-check, station-keeping" in capsys.readouterr().err
+    assert main(["show", "station-keeping", "--set", "control.rate=-5"]) == 2
+    assert "control.rate = -5.0 is out of range" in capsys.readouterr().err
+
+
+def test_plot_rejects_a_directory_that_is_not_a_result(tmp_path, capsys):
+    assert main(["plot", str(tmp_path)]) == 2
+    assert "not a dqspace result" in capsys.readouterr().err
+
+
+def test_installed_command_runs_a_short_scenario(tmp_path):
+    # the console script installed next to this interpreter (a venv's bin/)
+    exe = Path(sys.executable).with_name("dqspace")
+    exe = str(exe) if exe.exists() else shutil.which("dqspace")
+    assert exe, "the dqspace console script is not installed"
+    out = tmp_path / "run"
+    p = subprocess.run(
+        [
+            exe,
+            "run",
+            "station-keeping",
+            "--quiet",
+            "--out",
+            str(out),
+            "--set",
+            "scenario.duration=0.5",
+            "--set",
+            "outputs.formats=png",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "base_pos_err_max" in p.stdout
+    for name in ("result.npz", "manifest.json", "tracking.png", "disturbance_rejection.png"):
+        assert (out / name).is_file()
+    assert not list(out.glob("*.pdf"))
+    p = subprocess.run(
+        [exe, "plot", str(out), "--formats", "pdf"], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0 and (out / "tracking.pdf").is_file()
