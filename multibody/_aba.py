@@ -20,9 +20,16 @@ dual inertia and its swap.  Notation (``docs/articulated.md``):
   parent of the root), so the body accelerations ``acc_k`` of the recursions
   are ``d/dt w_k - g_k``, as in ``rnea``.
 
-Speed: per-body data live in one workspace ``W`` (nb + 2, _STRIDE) allocated
-once per call and addressed by row and offset; no array view is created per
-body (in numba every view costs a reference-count round trip).
+Speed.  Per-body data live in one workspace ``W`` (nb + 2, _STRIDE), allocated
+once per call and addressed by row and offset.  The passes and their helpers
+are compiled with numba's ``_nrt=False``: a compiled function with array
+arguments and branches otherwise pays an atomic reference-count increment and
+decrement per array argument and per array view at every call (about 100 ns
+for a helper taking nine arrays), which numba's pruning does not remove.  The
+rule that makes this safe: an ``_nrt=False`` function never allocates, never
+returns an array, and only sees arrays its NRT-enabled caller owns (the
+public kernels ``aba``, ``aba_wrenches``, ``mixed``, ... allocate W and call
+the passes).
 """
 
 import math
@@ -30,17 +37,16 @@ import math
 import numpy as np
 from numba import njit
 
-from dqspace.dq._kernels import dq_mul, dq_translation_body, dv_cross, q_to_rotation_matrix
+from dqspace.dq._kernels import dv_cross
 
 from ._kernels import (
-    FIXED,
     FREE,
-    NQ_OF,
-    NV_OF,
     I_JTYPE,
     I_PARENT,
     I_QI,
     I_VI,
+    NQ_OF,
+    NV_OF,
     PRISMATIC,
     R_AXIS,
     R_PLACE,
@@ -65,68 +71,93 @@ _UU = 42  # u_k = tau_k - S_k^T z_k (up to 6)
 _DI = 48  # D_k^-1 (1x1, or 3x3 for a spherical joint)
 _P = 57  # articulated inertia P_k, (i, j) at _P + 6 i + j
 _STRIDE = 93
-# Row nb is scratch: the projected P_k^A and z_k^A, the acceleration of the inertial frame.
+# Row nb is scratch: the projected P_k^A and z_k^A, the acceleration of the inertial frame,
+# three short vectors; row nb + 1 holds a scratch 6x6 matrix.
 _PA = 0
 _ZA = 36
 _G = 42
-
-
-@njit(cache=True, _nrt=False)
-def _scratch(W):
-    """Scratch views of W's last two rows: two (6, 6) matrices and four (8,) vectors."""
-    nb = W.shape[0] - 2
-    S = W[nb + 1, 0:36].reshape((6, 6))
-    T = W[nb + 1, 36:72].reshape((6, 6))
-    return S, T, W[nb, 48:56], W[nb, 56:64], W[nb, 64:72], W[nb, 72:80]
+_X1, _X2, _X3 = 48, 56, 64
 
 
 # --------------------------------------------------------------- frame changes
 
 
-@njit(cache=True, _nrt=False)
-def _joint_transform(ints, reals, k, q, W, place, xj, rel, R):
-    """``rel_k = placement_k o X_J(q_k)`` (as ``_kernels.relative_pose``); R and r^k into W[k].
+@njit(cache=True)
+def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
+    """The Hamilton product ``a o b`` (``q_mul``) on scalars, returned as a 4-tuple."""
+    return (
+        a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+        a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+        a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+        a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
+    )
 
-    ``place``, ``xj``, ``rel`` (8,) and ``R`` (6, 6) are scratch.
+
+@njit(cache=True, _nrt=False)
+def _joint_transform(ints, reals, k, q, W):
+    """``rel_k = placement_k o X_J(q_k)`` (as ``_kernels.relative_pose``); its R and r^k into W[k].
+
+    The dual-quaternion product (Table 1) ``p_r x_r + eps (p_r x_d + p_d x_r)``
+    with the joint motion's zero parts skipped; ``R`` is the rotation matrix of
+    ``rel_r`` and ``r^k = 2 vec(rel_r* o rel_d)`` (``dq_translation_body``).
     """
     t = ints[k, I_JTYPE]
     iq = ints[k, I_QI]
-    if t == FIXED:
-        for j in range(8):
-            rel[j] = reals[k, R_PLACE + j]
-    else:
+    p0, p1, p2, p3 = (
+        reals[k, R_PLACE],
+        reals[k, R_PLACE + 1],
+        reals[k, R_PLACE + 2],
+        reals[k, R_PLACE + 3],
+    )
+    d0, d1, d2, d3 = (
+        reals[k, R_PLACE + 4],
+        reals[k, R_PLACE + 5],
+        reals[k, R_PLACE + 6],
+        reals[k, R_PLACE + 7],
+    )
+    if t == REVOLUTE or t == SPHERICAL:
         if t == REVOLUTE:
             h = 0.5 * q[iq]
             s = math.sin(h)
-            xj[0] = math.cos(h)
-            for j in range(3):
-                xj[1 + j] = s * reals[k, R_AXIS + j]
-                xj[4 + j] = 0.0
-            xj[7] = 0.0
-        elif t == PRISMATIC:
-            h = 0.5 * q[iq]
-            xj[0] = 1.0
-            for j in range(3):
-                xj[1 + j] = 0.0
-                xj[5 + j] = h * reals[k, R_AXIS + j]
-            xj[4] = 0.0
-        elif t == SPHERICAL:
-            for j in range(4):
-                xj[j] = q[iq + j]
-                xj[4 + j] = 0.0
+            x0, x1, x2, x3 = (
+                math.cos(h),
+                s * reals[k, R_AXIS],
+                s * reals[k, R_AXIS + 1],
+                s * reals[k, R_AXIS + 2],
+            )
         else:
-            for j in range(8):
-                xj[j] = q[iq + j]
-        for j in range(8):
-            place[j] = reals[k, R_PLACE + j]
-        dq_mul(place, xj, rel)
-    q_to_rotation_matrix(rel, R)
-    for i in range(3):
-        for j in range(3):
-            W[k, _R + 3 * i + j] = R[i, j]
-    dq_translation_body(rel, xj)
-    for j in range(3):
-        W[k, _RB + j] = xj[j]
+            x0, x1, x2, x3 = q[iq], q[iq + 1], q[iq + 2], q[iq + 3]
+        r0, r1, r2, r3 = _qmul(p0, p1, p2, p3, x0, x1, x2, x3)
+        e0, e1, e2, e3 = _qmul(d0, d1, d2, d3, x0, x1, x2, x3)
+    elif t == PRISMATIC:
+        h = 0.5 * q[iq]
+        r0, r1, r2, r3 = p0, p1, p2, p3
+        h0, h1, h2 = h * reals[k, R_AXIS], h * reals[k, R_AXIS + 1], h * reals[k, R_AXIS + 2]
+        e0, e1, e2, e3 = _qmul(p0, p1, p2, p3, 0.0, h0, h1, h2)
+        e0, e1, e2, e3 = e0 + d0, e1 + d1, e2 + d2, e3 + d3
+    elif t == FREE:
+        r0, r1, r2, r3 = _qmul(p0, p1, p2, p3, q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
+        e0, e1, e2, e3 = _qmul(p0, p1, p2, p3, q[iq + 4], q[iq + 5], q[iq + 6], q[iq + 7])
+        f0, f1, f2, f3 = _qmul(d0, d1, d2, d3, q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
+        e0, e1, e2, e3 = e0 + f0, e1 + f1, e2 + f2, e3 + f3
+    else:
+        r0, r1, r2, r3 = p0, p1, p2, p3
+        e0, e1, e2, e3 = d0, d1, d2, d3
+    # rotation matrix of rel_r (q_to_rotation_matrix)
+    W[k, _R] = 1.0 - 2.0 * (r2 * r2 + r3 * r3)
+    W[k, _R + 1] = 2.0 * (r1 * r2 - r0 * r3)
+    W[k, _R + 2] = 2.0 * (r1 * r3 + r0 * r2)
+    W[k, _R + 3] = 2.0 * (r1 * r2 + r0 * r3)
+    W[k, _R + 4] = 1.0 - 2.0 * (r1 * r1 + r3 * r3)
+    W[k, _R + 5] = 2.0 * (r2 * r3 - r0 * r1)
+    W[k, _R + 6] = 2.0 * (r1 * r3 - r0 * r2)
+    W[k, _R + 7] = 2.0 * (r2 * r3 + r0 * r1)
+    W[k, _R + 8] = 1.0 - 2.0 * (r1 * r1 + r2 * r2)
+    # r^k = 2 vec(rel_r* o rel_d)
+    _, t1, t2, t3 = _qmul(r0, -r1, -r2, -r3, e0, e1, e2, e3)
+    W[k, _RB] = 2.0 * t1
+    W[k, _RB + 1] = 2.0 * t2
+    W[k, _RB + 2] = 2.0 * t3
 
 
 @njit(cache=True, _nrt=False)
@@ -265,55 +296,83 @@ def _velocities(ints, reals, q, v, fext, W):
     ``z_k = swap(w_k x M^_k w_k - fext_k)`` (SOA eq. 78-79 in body coordinates).
     """
     nb = ints.shape[0]
-    S, _, x8, y8, a8, b8 = _scratch(W)
+    S = W[nb + 1, 0:36].reshape((6, 6))
+    sv = W[nb, _X1 : _X1 + 6]  # S_k v_k, then M^_k w_k
+    tw = W[nb, _X2 : _X2 + 6]  # w_k
+    y = W[nb, _X3 : _X3 + 6]
     has_fext = fext.shape[0] > 0
     for k in range(nb):
         t = ints[k, I_JTYPE]
         i = ints[k, I_VI]
         p = ints[k, I_PARENT]
-        _joint_transform(ints, reals, k, q, W, x8, y8, a8, S)
+        _joint_transform(ints, reals, k, q, W)
         if p < 0:
             for j in range(6):
                 W[k, _TW + j] = 0.0
         else:
             _motion_to_child(W, k, p, _TW, _TW)
-        # joint twist s = S_k v_k -> a8[0:6]
+        # joint twist S_k v_k
         for j in range(6):
-            a8[j] = 0.0
+            sv[j] = 0.0
         if t == REVOLUTE:
             for j in range(3):
-                a8[j] = reals[k, R_AXIS + j] * v[i]
+                sv[j] = reals[k, R_AXIS + j] * v[i]
         elif t == PRISMATIC:
             for j in range(3):
-                a8[3 + j] = reals[k, R_AXIS + j] * v[i]
+                sv[3 + j] = reals[k, R_AXIS + j] * v[i]
         elif t == SPHERICAL:
             for j in range(3):
-                a8[j] = v[i + j]
+                sv[j] = v[i + j]
         elif t == FREE:
             for j in range(6):
-                a8[j] = v[i + j]
-        # alpha = (Ad w_p) x s = w_k x s, then w_k = Ad w_p + s
+                sv[j] = v[i + j]
+        # alpha_k = (Ad w_p) x S v = w_k x S v, then w_k = Ad w_p + S v
         for j in range(6):
-            b8[j] = W[k, _TW + j]
-        dv_cross(b8, a8, y8)
+            tw[j] = W[k, _TW + j]
+        dv_cross(tw, sv, y)
         for j in range(6):
-            W[k, _AL + j] = y8[j]
-            b8[j] += a8[j]
-            W[k, _TW + j] = b8[j]
+            W[k, _AL + j] = y[j]
+            tw[j] += sv[j]
+            W[k, _TW + j] = tw[j]
         # P_k = swap(M^_k);  z_k = swap(w x M^ w - fext)
         spatial_inertia(reals, k, S)
         for m in range(6):
             for j in range(6):
                 W[k, _P + 6 * m + j] = S[m, j]
-        momentum(reals, k, b8, a8)
-        dv_cross(b8, a8, y8)
+        momentum(reals, k, tw, sv)
+        dv_cross(tw, sv, y)
         for j in range(3):
-            W[k, _Z + j] = y8[3 + j]
-            W[k, _Z + 3 + j] = y8[j]
+            W[k, _Z + j] = y[3 + j]
+            W[k, _Z + 3 + j] = y[j]
         if has_fext:
             for j in range(3):
                 W[k, _Z + j] -= fext[k, 3 + j]
                 W[k, _Z + 3 + j] -= fext[k, j]
+
+
+@njit(cache=True)
+def _inv_sym3(a00, a01, a02, a11, a12, a22):
+    """Inverse of a symmetric 3x3 matrix by cofactors: (ok, i00, i01, i02, i11, i12, i22).
+
+    ``ok`` is False unless the matrix is positive-definite (leading minors > 0).
+    """
+    c00 = a11 * a22 - a12 * a12
+    c01 = a02 * a12 - a01 * a22
+    c02 = a01 * a12 - a02 * a11
+    det = a00 * c00 + a01 * c01 + a02 * c02
+    m2 = a00 * a11 - a01 * a01
+    if not (a00 > 0.0 and m2 > 0.0 and det > 0.0):
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    s = 1.0 / det
+    return (
+        True,
+        c00 * s,
+        c01 * s,
+        c02 * s,
+        (a00 * a22 - a02 * a02) * s,
+        (a01 * a02 - a00 * a12) * s,
+        m2 * s,
+    )
 
 
 @njit(cache=True, _nrt=False)
@@ -322,26 +381,76 @@ def _inv_spd3(W, k, o, out):
 
     False unless A is positive-definite.
     """
-    a00, a01, a02 = W[k, o], W[k, o + 1], W[k, o + 2]
-    a11, a12, a22 = W[k, o + 7], W[k, o + 8], W[k, o + 14]
-    c00 = a11 * a22 - a12 * a12
-    c01 = a02 * a12 - a01 * a22
-    c02 = a01 * a12 - a02 * a11
-    det = a00 * c00 + a01 * c01 + a02 * c02
-    m2 = a00 * a11 - a01 * a01
-    if not (a00 > 0.0 and m2 > 0.0 and det > 0.0):
+    ok, i00, i01, i02, i11, i12, i22 = _inv_sym3(
+        W[k, o], W[k, o + 1], W[k, o + 2], W[k, o + 7], W[k, o + 8], W[k, o + 14]
+    )
+    W[k, out] = i00
+    W[k, out + 1] = i01
+    W[k, out + 2] = i02
+    W[k, out + 3] = i01
+    W[k, out + 4] = i11
+    W[k, out + 5] = i12
+    W[k, out + 6] = i02
+    W[k, out + 7] = i12
+    W[k, out + 8] = i22
+    return ok
+
+
+@njit(cache=True, _nrt=False)
+def _solve_free(W, k, x):
+    """``x[0:6] = P_k^-1 u_k`` for a FREE joint (SOA eq. 92 with a base wrench).
+
+    Block elimination on ``P = [[A, B], [B^T, C]]`` with closed-form 3x3
+    inverses: ``S = A - B C^-1 B^T``, ``x_1 = S^-1 (u_1 - B C^-1 u_2)``,
+    ``x_2 = C^-1 (u_2 - B^T x_1)``.  False unless P is positive-definite
+    (C and its Schur complement S are).
+    """
+    o = _P
+    ok, c00, c01, c02, c11, c12, c22 = _inv_sym3(
+        W[k, o + 21], W[k, o + 22], W[k, o + 23], W[k, o + 28], W[k, o + 29], W[k, o + 35]
+    )
+    if not ok:
         return False
-    s = 1.0 / det
-    c12 = (a01 * a02 - a00 * a12) * s
-    W[k, out] = c00 * s
-    W[k, out + 1] = c01 * s
-    W[k, out + 2] = c02 * s
-    W[k, out + 3] = c01 * s
-    W[k, out + 4] = (a00 * a22 - a02 * a02) * s
-    W[k, out + 5] = c12
-    W[k, out + 6] = c02 * s
-    W[k, out + 7] = c12
-    W[k, out + 8] = m2 * s
+    b00, b01, b02 = W[k, o + 3], W[k, o + 4], W[k, o + 5]
+    b10, b11, b12 = W[k, o + 9], W[k, o + 10], W[k, o + 11]
+    b20, b21, b22 = W[k, o + 15], W[k, o + 16], W[k, o + 17]
+    # G = B C^-1
+    g00 = b00 * c00 + b01 * c01 + b02 * c02
+    g01 = b00 * c01 + b01 * c11 + b02 * c12
+    g02 = b00 * c02 + b01 * c12 + b02 * c22
+    g10 = b10 * c00 + b11 * c01 + b12 * c02
+    g11 = b10 * c01 + b11 * c11 + b12 * c12
+    g12 = b10 * c02 + b11 * c12 + b12 * c22
+    g20 = b20 * c00 + b21 * c01 + b22 * c02
+    g21 = b20 * c01 + b21 * c11 + b22 * c12
+    g22 = b20 * c02 + b21 * c12 + b22 * c22
+    ok, s00, s01, s02, s11, s12, s22 = _inv_sym3(
+        W[k, o] - (g00 * b00 + g01 * b01 + g02 * b02),
+        W[k, o + 1] - (g00 * b10 + g01 * b11 + g02 * b12),
+        W[k, o + 2] - (g00 * b20 + g01 * b21 + g02 * b22),
+        W[k, o + 7] - (g10 * b10 + g11 * b11 + g12 * b12),
+        W[k, o + 8] - (g10 * b20 + g11 * b21 + g12 * b22),
+        W[k, o + 14] - (g20 * b20 + g21 * b21 + g22 * b22),
+    )
+    if not ok:
+        return False
+    u0, u1, u2 = W[k, _UU], W[k, _UU + 1], W[k, _UU + 2]
+    u3, u4, u5 = W[k, _UU + 3], W[k, _UU + 4], W[k, _UU + 5]
+    y0 = u0 - (g00 * u3 + g01 * u4 + g02 * u5)
+    y1 = u1 - (g10 * u3 + g11 * u4 + g12 * u5)
+    y2 = u2 - (g20 * u3 + g21 * u4 + g22 * u5)
+    x0 = s00 * y0 + s01 * y1 + s02 * y2
+    x1 = s01 * y0 + s11 * y1 + s12 * y2
+    x2 = s02 * y0 + s12 * y1 + s22 * y2
+    w0 = u3 - (b00 * x0 + b10 * x1 + b20 * x2)
+    w1 = u4 - (b01 * x0 + b11 * x1 + b21 * x2)
+    w2 = u5 - (b02 * x0 + b12 * x1 + b22 * x2)
+    x[0] = x0
+    x[1] = x1
+    x[2] = x2
+    x[3] = c00 * w0 + c01 * w1 + c02 * w2
+    x[4] = c01 * w0 + c11 * w1 + c12 * w2
+    x[5] = c02 * w0 + c12 * w1 + c22 * w2
     return True
 
 
@@ -377,17 +486,17 @@ def _articulated(ints, reals, tau, W):
             W[k, _UU] = uk
             if p < 0:
                 continue
+            ua = 0.0  # U^T alpha
+            for l in range(6):
+                ua += W[k, _U + l] * W[k, _AL + l]
+            ud = (uk - ua) * di
             for m in range(6):
                 wm = W[k, _U + m] * di
-                for l in range(m, 6):
-                    x = W[k, _P + 6 * m + l] - wm * W[k, _U + l]
-                    W[nb, _PA + 6 * m + l] = x
-                    W[nb, _PA + 6 * l + m] = x
-            ud = uk * di
-            for m in range(6):
                 s = W[k, _Z + m] + W[k, _U + m] * ud
                 for l in range(6):
-                    s += W[nb, _PA + 6 * m + l] * W[k, _AL + l]
+                    x = W[k, _P + 6 * m + l]
+                    s += x * W[k, _AL + l]
+                    W[nb, _PA + 6 * m + l] = x - wm * W[k, _U + l]
                 W[nb, _ZA + m] = s
         elif t == SPHERICAL:
             if not _inv_spd3(W, k, _P, _DI):
@@ -404,9 +513,7 @@ def _articulated(ints, reals, tau, W):
                 g2 = W[k, _DI + 6] * u0 + W[k, _DI + 7] * u1 + W[k, _DI + 8] * u2
                 for l in range(m, 6):
                     c = _P + 6 * l
-                    x = W[k, _P + 6 * m + l] - (
-                        g0 * W[k, c] + g1 * W[k, c + 1] + g2 * W[k, c + 2]
-                    )
+                    x = W[k, _P + 6 * m + l] - (g0 * W[k, c] + g1 * W[k, c + 1] + g2 * W[k, c + 2])
                     W[nb, _PA + 6 * m + l] = x
                     W[nb, _PA + 6 * l + m] = x
                 W[nb, _ZA + m] = W[k, _Z + m] + (
@@ -437,21 +544,21 @@ def _articulated(ints, reals, tau, W):
 
 @njit(cache=True, _nrt=False)
 def _chol(A, n):
-    """In-place Cholesky ``A = L L^T`` of the leading n x n block (lower triangle); False if A is
-    not positive-definite."""
+    """In-place Cholesky ``A = L L^T`` of the leading n x n block: L below the diagonal,
+    ``1 / L_jj`` on it.  False if A is not positive-definite."""
     for j in range(n):
         s = A[j, j]
         for m in range(j):
             s -= A[j, m] * A[j, m]
         if not s > 0.0:
             return False
-        d = math.sqrt(s)
-        A[j, j] = d
+        r = 1.0 / math.sqrt(s)
+        A[j, j] = r
         for i in range(j + 1, n):
             s = A[i, j]
             for m in range(j):
                 s -= A[i, m] * A[j, m]
-            A[i, j] = s / d
+            A[i, j] = s * r
     return True
 
 
@@ -462,12 +569,12 @@ def _chol_solve(L, n, x):
         s = x[i]
         for m in range(i):
             s -= L[i, m] * x[m]
-        x[i] = s / L[i, i]
+        x[i] = s * L[i, i]
     for i in range(n - 1, -1, -1):
         s = x[i]
         for m in range(i + 1, n):
             s -= L[m, i] * x[m]
-        x[i] = s / L[i, i]
+        x[i] = s * L[i, i]
 
 
 @njit(cache=True, _nrt=False)
@@ -476,11 +583,12 @@ def _accelerations(ints, reals, gravity, W, a):
 
     ``acc'_k = Ad_k acc_parent + alpha_k`` (``acc_parent = -g`` for the root),
     ``a_k = D_k^-1 (u_k - U_k^T acc'_k)`` (93-94), ``acc_k = acc'_k + S_k a_k`` (95).
-    A FREE joint solves ``P_k acc_k = tau_k - z_k`` by Cholesky (92, with a base
-    wrench), ``a_k = acc_k - acc'_k``.  False if that ``P_k`` is not positive-definite.
+    A FREE joint solves ``P_k acc_k = tau_k - z_k`` (92, with a base wrench;
+    :func:`_solve_free`), ``a_k = acc_k - acc'_k``.  False if that ``P_k`` is not
+    positive-definite.
     """
     nb = ints.shape[0]
-    S, _, x8, _, _, _ = _scratch(W)
+    x = W[nb, _X1 : _X1 + 6]
     for j in range(3):
         W[nb, _G + j] = 0.0
         W[nb, _G + 3 + j] = -gravity[j]
@@ -508,29 +616,24 @@ def _accelerations(ints, reals, gravity, W, a):
                 s = W[k, _UU + j]
                 for m in range(6):
                     s -= W[k, _P + 6 * m + j] * W[k, _ACC + m]
-                x8[j] = s
+                x[j] = s
             for j in range(3):
-                qdd = W[k, _DI + 3 * j] * x8[0] + W[k, _DI + 3 * j + 1] * x8[1]
-                qdd += W[k, _DI + 3 * j + 2] * x8[2]
+                qdd = W[k, _DI + 3 * j] * x[0] + W[k, _DI + 3 * j + 1] * x[1]
+                qdd += W[k, _DI + 3 * j + 2] * x[2]
                 a[i + j] = qdd
                 W[k, _ACC + j] += qdd
         elif t == FREE:
-            for m in range(6):
-                x8[m] = W[k, _UU + m]
-                for j in range(6):
-                    S[m, j] = W[k, _P + 6 * m + j]
-            if not _chol(S, 6):
+            if not _solve_free(W, k, x):
                 return False
-            _chol_solve(S, 6, x8)
             for j in range(6):
-                a[i + j] = x8[j] - W[k, _ACC + j]
-                W[k, _ACC + j] = x8[j]
+                a[i + j] = x[j] - W[k, _ACC + j]
+                W[k, _ACC + j] = x[j]
     return True
 
 
 @njit(cache=True, _nrt=False)
 def _joint_wrenches(ints, W, wrench):
-    """``f_k = P_k acc_k + z_k`` (SOA eq. 33, 43), unswapped to ``[f, tau]``, into wrench (nb, 6)."""
+    """``f_k = P_k acc_k + z_k`` (SOA eq. 33, 43), unswapped to ``[f, tau]``, into wrench."""
     for k in range(ints.shape[0]):
         for m in range(6):
             s = W[k, _Z + m]
@@ -705,8 +808,8 @@ def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
     ``V[k, 1]`` the factor, ``F[k]`` the free columns.
     """
     nb = ints.shape[0]
-    col = W[nb, 48:56]
-    x = W[nb, 56:64]
+    col = W[nb, _X1 : _X1 + 6]
+    x = W[nb, _X2 : _X2 + 6]
     G = W[nb + 1, 0:36].reshape((6, 6))
     for k in range(nb - 1, -1, -1):
         p = ints[k, I_PARENT]
@@ -777,8 +880,8 @@ def _mixed_accelerations(ints, reals, gravity, prescribed, a_in, tau_in, W, V, F
     projections of the joint wrench ``f_k = P_k acc_k + z_k`` (97).
     """
     nb = ints.shape[0]
-    col = W[nb, 48:56]
-    x = W[nb, 56:64]
+    col = W[nb, _X1 : _X1 + 6]
+    x = W[nb, _X2 : _X2 + 6]
     for j in range(3):
         W[nb, _G + j] = 0.0
         W[nb, _G + 3 + j] = -gravity[j]

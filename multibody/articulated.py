@@ -12,6 +12,8 @@ generalized forces pair with v (the floating base's share is
 from dataclasses import dataclass
 
 import numpy as np
+from numpy import ascontiguousarray as _contiguous
+from numpy import empty as _empty
 
 from . import _aba as A
 from . import _kernels as K
@@ -29,6 +31,7 @@ __all__ = [
 # "no external wrenches" / "no joint wrenches wanted" for the kernels (size 0: nothing to
 # write; left writable so that it has the same numba type as a user's array)
 _NONE = np.zeros((0, 6))
+_F64 = np.dtype(np.float64)  # positional, pre-built dtype: the cheapest conversion call
 
 
 @dataclass(frozen=True)
@@ -138,29 +141,30 @@ def forward_dynamics_aba(model, q, v, tau, f_ext=None, *, return_constraint_wren
         inertias are not positive-definite.
     """
     try:
-        qa = np.ascontiguousarray(q, dtype=np.float64)
-        va = np.ascontiguousarray(v, dtype=np.float64)
-        ta = np.ascontiguousarray(tau, dtype=np.float64)
-        fa = _NONE if f_ext is None else np.ascontiguousarray(f_ext, dtype=np.float64)
+        qa = _contiguous(q, _F64)
+        va = _contiguous(v, _F64)
+        ta = _contiguous(tau, _F64)
+        fa = _NONE if f_ext is None else _contiguous(f_ext, _F64)
         ok = qa.ndim == 1 and va.ndim == 1 and ta.ndim == 1 and fa.ndim == 2
     except (TypeError, ValueError):
         ok = False
-    a = np.empty(model.nv)
-    code = 1
-    if ok and return_constraint_wrenches:
+    a = _empty(model.nv)
+    if not ok:
+        code = 1
+    elif return_constraint_wrenches:
         wrench = np.empty((model.nb, 6))
         code = A.aba_wrenches_checked(
             model._ints, model._reals, model.gravity, qa, va, ta, fa, a, wrench
         )
-    elif ok:
+        if code == 0:
+            return ForwardDynamicsResult(a, _split(model, wrench))
+    else:
         code = A.aba_checked(model._ints, model._reals, model.gravity, qa, va, ta, fa, a)
+        if code == 0:
+            return a
     if code == 1:
         _raise_state_error(model, q, v, tau, f_ext)
-    if code == 2:
-        raise ValueError("the articulated inertias are not positive-definite at this q")
-    if not return_constraint_wrenches:
-        return a
-    return ForwardDynamicsResult(a, _split(model, wrench))
+    raise ValueError("the articulated inertias are not positive-definite at this q")
 
 
 def constraint_wrenches(model, q, v, a, f_ext=None):
@@ -197,26 +201,18 @@ def _prescribed_mask(model, prescribed):
     if isinstance(prescribed, (str, int, np.integer)):
         prescribed = [prescribed]
     arr = np.asarray(prescribed)
-    if arr.dtype != bool:  # body names / indices
-        mask = np.zeros(model.nv, dtype=bool)
-        for b in prescribed:
-            mask[model.v_slice(b)] = True  # raises for an unknown name or index
-        return mask
-    per_dof = arr.shape == (model.nv,)
-    per_body = arr.shape == (model.nb,)
-    if per_dof and per_body and not np.all(model.joint_nv == 1):
-        raise ValueError(
-            f"prescribed: a bool mask of length nv = nb = {model.nv} is ambiguous for this "
-            f"model (its joints do not all have one degree of freedom); name the bodies instead"
-        )
-    if per_dof:
+    if arr.dtype == bool:
+        if arr.shape != (model.nv,):
+            raise ValueError(
+                f"prescribed: a bool mask is over the degrees of freedom and must have shape "
+                f"(nv,) = ({model.nv},), got {arr.shape} (to select joints, give body names "
+                f"or indices)"
+            )
         return arr.copy()
-    if per_body:
-        return np.repeat(arr, model.joint_nv)
-    raise ValueError(
-        f"prescribed: a bool mask must have shape (nv,) = ({model.nv},) or (nb,) = "
-        f"({model.nb},), got {arr.shape}"
-    )
+    mask = np.zeros(model.nv, dtype=bool)
+    for b in prescribed:  # body names / indices; body_index raises for unknown ones
+        mask[model.v_slice(b)] = True
+    return mask
 
 
 def _spread(x, name, mask, n):
@@ -252,9 +248,9 @@ def mixed_dynamics(model, q, v, *, prescribed, a_prescribed=None, tau_free=None,
     ----------
     model : Model
     q : (nq,), v : (nv,) configuration and velocities
-    prescribed : (nv,) bool mask over the degrees of freedom, (nb,) bool mask
-        over the bodies (their joints), or a sequence of body names/indices
-        whose joints are prescribed
+    prescribed : (nv,) bool mask over the degrees of freedom (a spherical or
+        FREE joint may be split), or a body name / index or a sequence of them
+        (all degrees of freedom of those bodies' joints)
     a_prescribed : (nv,) or (n_prescribed,) accelerations of the prescribed
         degrees of freedom [rad/s^2, m/s^2] (full vector: other entries ignored);
         None for zeros
@@ -275,9 +271,7 @@ def mixed_dynamics(model, q, v, *, prescribed, a_prescribed=None, tau_free=None,
     tau_in = _spread(tau_free, "tau_free", ~mask, model.nv)
     a = np.empty(model.nv)
     tau = np.empty(model.nv)
-    ok = A.mixed(
-        model._ints, model._reals, model.gravity, q, v, mask, a_in, tau_in, fext, a, tau
-    )
+    ok = A.mixed(model._ints, model._reals, model.gravity, q, v, mask, a_in, tau_in, fext, a, tau)
     if not ok:
         raise ValueError("the articulated inertias of the free joints are not positive-definite")
     return MixedResult(a, tau)
