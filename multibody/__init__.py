@@ -6,6 +6,14 @@ velocity the body twist, generalized forces ``[torque, force]`` for the base.
 """
 
 from . import models
+from .articulated import (
+    ForwardDynamicsResult,
+    JointWrenches,
+    MixedResult,
+    constraint_wrenches,
+    forward_dynamics_aba,
+    mixed_dynamics,
+)
 from .dh import DHRow, LinkInertia, arm_from_dh
 from .dynamics import (
     FreeFloatingResult,
@@ -58,14 +66,17 @@ __all__ = [
     "BatchTrajectories",
     "Body",
     "DHRow",
+    "ForwardDynamicsResult",
     "Frame",
     "FreeFloatingResult",
     "INPUTS_SIG",
     "IntegrationError",
     "Joint",
     "JointType",
+    "JointWrenches",
     "Kinematics",
     "LinkInertia",
+    "MixedResult",
     "Model",
     "Momentum",
     "Reference",
@@ -73,11 +84,13 @@ __all__ = [
     "arm_from_dh",
     "bias_forces",
     "center_of_mass",
+    "constraint_wrenches",
     "difference",
     "dual_inertia_matrix",
     "external_wrenches",
     "floating_base_jacobians",
     "forward_dynamics",
+    "forward_dynamics_aba",
     "forward_dynamics_batch",
     "forward_kinematics",
     "frame_jacobian",
@@ -91,6 +104,7 @@ __all__ = [
     "joint_wrenches",
     "kinetic_energy",
     "mass_matrix",
+    "mixed_dynamics",
     "model_from_urdf",
     "models",
     "momentum",

@@ -641,8 +641,3 @@ def dexpinv(ints, theta, v, out):
                 out[j + m] = v[j + m] + 0.5 * w1[m] + f * w2[m]
                 out[j + 3 + m] = v[j + 3 + m] + 0.5 * w1[3 + m] + f * w2[3 + m] + rd * w2[m]
 
-
-@njit(cache=True)
-def forward_dynamics(ints, reals, gravity, q, v, tau, fext, a):
-    """The forward dynamics the integrators use (one place to choose the method)."""
-    return forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a)

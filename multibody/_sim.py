@@ -23,7 +23,8 @@ compilation.
 import numpy as np
 from numba import njit, prange, types
 
-from ._kernels import dexpinv, forward_dynamics, integrate, rnea
+from ._aba import aba as forward_dynamics  # the one forward dynamics of the integrators
+from ._kernels import dexpinv, integrate, rnea
 
 
 def _ro(dtype, ndim):

@@ -366,7 +366,7 @@ OTHER_ERRORS = {
     ),
     "unknown_forward_dynamics_method": (
         lambda: forward_dynamics(PAPER, Q, STATE["v"], STATE["tau"], method="newton"),
-        r"method must be 'matrix'.*got 'newton'",
+        r"method must be 'aba' or 'matrix', got 'newton'",
     ),
     "unknown_frame": (lambda: frame_pose(PAPER, Q, "camera"), r"no body named 'camera'"),
     "unknown_reference": (
