@@ -370,7 +370,8 @@ class VSCMGCluster:
         D = ax.A_t * (w @ ax.A_s) + ax.A_s * (w @ ax.A_t)
         C = -(ax.A_t * (self.I_ws * Om) + wx @ (ax.A_g * self.I_cg) + D * (self.I_s - self.I_t))
         E = -ax.A_s * self.I_ws
-        d = -np.cross(w, ax.A_s @ (self.I_ws * Om))
+        h = ax.A_s @ (self.I_ws * Om)
+        d = -(wx @ h)  # -w x h
         return VSCMGMatrices(ax.A_g, ax.A_s, ax.A_t, B, C, E, np.hstack([C, E]), d)
 
     def base_torque(self, gamma, gamma_dot, wheel_speed, w_IB_B, gamma_ddot, wheel_accel):

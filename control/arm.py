@@ -283,7 +283,7 @@ class ArmController:
         self.seed = ik.joints.copy()
         qa = m.neutral_configuration()
         qa[self.law._q0 :] = ik.joints
-        J = frame_jacobian(m, qa, self.frame, Reference.LOCAL)[:, m.nv - n :]
+        J = ik.jacobian  # LOCAL, at the IK solution
         side = np.zeros(n)  # +1 at an upper limit, -1 at a lower one
         if self.limits is not None:
             side[ik.joints >= self.limits[:, 1] - self.limit_margin] = 1.0

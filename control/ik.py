@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
+from numba import njit
 
-from dqspace.dq import dq_log
+from dqspace.dq import _kernels as D
 from dqspace.dq._checks import check_unit_dq
-from dqspace.multibody import Reference, frame_jacobian, frame_pose
+from dqspace.multibody import _kernels as K
+from dqspace.multibody.kinematics import _frame_target
 from dqspace.multibody.model import JointType
-
-from .pose_error import dq_error
 
 __all__ = [
     "IIWA_JOINT_LIMITS",
@@ -87,6 +87,7 @@ class IKResult:
     residual : (6,) ``2 log e^ = [theta n, r]`` [rad, m] at ``joints``, in the frame F
     iterations : int, trial steps taken (one Jacobian each)
     at_limit : (n,) bool, joints on a limit (within :data:`LIMIT_TOL`)
+    jacobian : (6, n) LOCAL Jacobian of F (its joint columns) at ``joints``
     """
 
     joints: np.ndarray
@@ -94,6 +95,7 @@ class IKResult:
     residual: np.ndarray
     iterations: int
     at_limit: np.ndarray
+    jacobian: np.ndarray = None
 
     @property
     def success(self):
@@ -200,14 +202,22 @@ def solve_ik(
             raise ValueError(f"{name} must be positive and finite, got {x}")
 
     q = model.neutral_configuration()
-
-    def residual(theta):
+    body, place = _frame_target(model, frame)
+    place = np.ascontiguousarray(place)
+    v0 = model.nv - n
+    def residual(theta, J=None):
+        """``e = 2 log(short-way q^_AD* o q^_AF)`` (6,); the Jacobian (6, n) into J if given."""
         q[q0:] = theta
-        return 2.0 * dq_log(dq_error(frame_pose(model, q, frame), target))
+        e = np.empty(6)
+        _ik_eval(model._ints, model._reals, q, body, place, target, e,
+                 _NO_J if J is None else J, J is not None, v0)
+        return e
 
     def newton(theta):
         """Damped least squares from theta to the task; (theta, e, status, iterations)."""
-        e = residual(theta)
+        J = np.empty((6, n))
+        J_trial = np.empty((6, n))
+        e = residual(theta, J)  # each evaluation also gives the Jacobian for the next step
         mu = 1.0
         status = IKStatus.MAX_ITERATIONS
         it = 0
@@ -218,37 +228,72 @@ def solve_ik(
             if it >= max_iterations:
                 break
             it += 1
-            q[q0:] = theta
-            J = frame_jacobian(model, q, frame, Reference.LOCAL)[:, model.nv - n :]
             d = _step(J, e, mu * (0.5 * float(e @ e) + damping), theta, lo, hi)
             big = np.abs(d).max()
             if big > max_step:
                 d *= max_step / big
             trial = np.clip(theta + d, lo, hi)
-            e_trial = residual(trial)
+            e_trial = residual(trial, J_trial)
             if e_trial @ e_trial < e @ e:  # accept, trust the linear model more
                 theta, e = trial, e_trial
+                J, J_trial = J_trial, J
                 mu = max(0.1 * mu, _MU_MIN)
             else:  # reject, damp harder; no descent direction left: a local minimum
                 mu *= 10.0
                 if mu > _MU_MAX or big < 1e-14:
                     status = IKStatus.STALLED
                     break
-        return theta, e, status, it
+        return theta, e, status, it, J
 
-    theta, e, status, it = newton(np.clip(seed, lo, hi))
+    theta, e, status, it, J = newton(np.clip(seed, lo, hi))
     if posture is not None and status is IKStatus.CONVERGED:
         # one step toward the posture in the task's null space, then back onto the task
-        q[q0:] = theta
-        J = frame_jacobian(model, q, frame, Reference.LOCAL)[:, model.nv - n :]
         pull = posture_gain * (posture - theta)
         pull -= np.linalg.pinv(J) @ (J @ pull)
-        t2, e2, s2, it2 = newton(np.clip(theta + pull, lo, hi))
+        t2, e2, s2, it2, J2 = newton(np.clip(theta + pull, lo, hi))
         it += it2
         if s2 is IKStatus.CONVERGED:
-            theta, e = t2, e2
+            theta, e, J = t2, e2, J2
     at_limit = (theta <= lo + LIMIT_TOL) | (theta >= hi - LIMIT_TOL)
-    return IKResult(theta.copy(), status, e, it, at_limit)
+    return IKResult(theta.copy(), status, e, it, at_limit, J)
+
+
+@njit(cache=True)
+def _ik_eval(ints, reals, q, body, place, target, e, J, jacobian, v0):
+    """Residual ``e = 2 log e^`` (Table-1 log of the short-way error ``q^_AD* o q^_AF``)
+    and, if asked, the LOCAL Jacobian columns ``v0:`` of F, in one compiled pass."""
+    nb = ints.shape[0]
+    rel = np.empty((nb, 8))
+    pose = np.empty((nb, 8))
+    K.poses(ints, reals, q, rel, pose)
+    pf = np.empty(8)
+    D.dq_mul(pose[body], place, pf)
+    tc = np.empty(8)
+    D.dq_conj(target, tc)
+    err = np.empty(8)
+    D.dq_mul(tc, pf, err)
+    flip = err[0] < 0.0
+    if err[0] == 0.0:  # half turn: the first non-zero vector component positive
+        for j in range(1, 4):
+            if err[j] != 0.0:
+                flip = err[j] < 0.0
+                break
+    if flip:
+        for j in range(8):
+            err[j] = -err[j]
+    x = np.empty(6)
+    D.dq_log(err, x)
+    for j in range(6):
+        e[j] = 2.0 * x[j]
+    if jacobian:
+        Jf = np.empty((6, v0 + J.shape[1]))
+        K.frame_jacobian(ints, reals, pose, body, place, Jf)
+        for i in range(6):
+            for j in range(J.shape[1]):
+                J[i, j] = Jf[i, v0 + j]
+
+
+_NO_J = np.empty((6, 0))
 
 
 def _step(J, e, lam2, theta, lo, hi):

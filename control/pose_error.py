@@ -44,6 +44,8 @@ def shortest_sign(dq):
     (..., 8) ndarray
     """
     dq = np.asarray(dq, float)
+    if dq.ndim == 1 and dq[0] != 0.0:  # the common case: one pose, not a half turn
+        return dq.copy() if dq[0] > 0.0 else -dq
     w = dq[..., 0]
     v = dq[..., 1:4]
     first = np.take_along_axis(v, np.argmax(v != 0.0, axis=-1)[..., None], axis=-1)[..., 0]

@@ -281,6 +281,11 @@ class Model:
         reals[:, R_JO : R_JO + 9] = J_O.reshape(nb, 9)
         self._ints = ints
         self._reals = reals
+        neutral = np.zeros(self.nq)
+        for k in range(nb):
+            if int(self.joint_type[k]) in (JointType.SPHERICAL, JointType.FREE):
+                neutral[self.q_index[k]] = 1.0
+        self._neutral = neutral
         self.children = tuple(tuple(np.flatnonzero(self.parent == k).tolist()) for k in range(nb))
         for a in vars(self).values():
             if isinstance(a, np.ndarray):
@@ -486,13 +491,8 @@ class Model:
 
     # ---------------------------------------------------------- configurations
     def neutral_configuration(self):
-        """q with every joint at zero (identity quaternions and poses)."""
-        q = np.zeros(self.nq)
-        for k in range(self.nb):
-            t = int(self.joint_type[k])
-            if t in (JointType.SPHERICAL, JointType.FREE):
-                q[self.q_index[k]] = 1.0
-        return q
+        """q with every joint at zero (identity quaternions and poses); a new array."""
+        return self._neutral.copy()
 
     def random_configuration(self, rng, *, angle=np.pi, translation=1.0):
         """A random q: revolute angles in [-angle, angle], prismatic and base

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from dqspace.actuators import AllocationStatus, steer
-from dqspace.control import State, pose_error
+from dqspace.control import State
 from dqspace.dq import dq_conj, dq_log, dq_mul, translation_from_dq
 from dqspace.multibody import (
     frame_pose,
@@ -276,6 +276,9 @@ def _run_closed_loop(cfg, out, manifest, progress):
             ref = sy.trajectory(t)
             arm_cmd = sy.arm(t, st, ref)
             base_cmd = sy.base(t, st, sy.base_reference, arm_acc=arm_cmd.acc if use_ff else None)
+            # computed torque with the base acceleration the commanded base wrench causes
+            # (zero when the base holds; essential for a light or uncontrolled base)
+            arm_tau, _ = sy.arm.torque(st, arm_cmd.acc, base_force=base_cmd.generalized_force)
             wrench = base_cmd.wrench
             # ---- thrusters (faults take effect from the first tick at or after their time)
             while faults and faults[0]["time"] <= t + 1e-9:
@@ -327,12 +330,11 @@ def _run_closed_loop(cfg, out, manifest, progress):
                     ]
                 )
             tau_hold = np.zeros(plant.nv)
-            tau_hold[6:13] = arm_cmd.tau
+            tau_hold[6:13] = arm_tau
             # ---- record (state at t and the commands held over [t, t + period))
-            ee_B = frame_pose(sy.controller_model, np.r_[[1.0, 0, 0, 0, 0, 0, 0, 0], q[8:15]], "ee")
-            ee_pos = translation_from_dq(ee_B)
+            e_ee = arm_cmd.task_error  # end-effector vs reference, in the base frame
+            ee_pos = translation_from_dq(dq_mul(ref.pose, e_ee.dq))  # q^_BE = q^_BD o e^
             ref_pos = translation_from_dq(ref.pose)
-            e_ee = pose_error(ee_B, ref.pose)
             att = 2.0 * dq_log(dq_mul(dq_conj(dq_I0), q[:8]))[:3]
             rec.add(
                 t=t,
@@ -346,7 +348,7 @@ def _run_closed_loop(cfg, out, manifest, progress):
                 ee_err=ee_pos - ref_pos,
                 ee_att_err=e_ee.angle,
                 arm_q=q[8:15],
-                arm_tau=arm_cmd.tau,
+                arm_tau=arm_tau,
                 wrench_cmd=wrench,
                 wrench_ff=base_cmd.feedforward,
                 arm_reaction=-base_cmd.feedforward,

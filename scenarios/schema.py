@@ -102,7 +102,7 @@ SCHEMA = {
             "zeta": F("float", 1.0, **_POS),
             "posture_gain": F(
                 "float",
-                0.05,
+                0.0,
                 min=0.0,
                 max=1.0,
                 doc="null-space pull toward the initial posture per tick (0: off)",
