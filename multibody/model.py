@@ -408,47 +408,11 @@ class Model:
             )
             for f in frames
         ]
-        return Model(
-            names=self.body_names,
-            parent=self.parent,
-            joints=[
-                Joint(JointType(t), a, p, n)
-                for t, a, p, n in zip(
-                    self.joint_type,
-                    self.joint_axis,
-                    self.joint_placement,
-                    self.joint_names,
-                    strict=True,
-                )
-            ],
-            mass=self.mass,
-            com=self.com,
-            inertia=self.inertia_com,
-            frames=(*self.frames, *frames),
-            gravity=self.gravity,
-        )
+        return Model.build(self.bodies(), (*self.frames, *frames), gravity=self.gravity)
 
     def with_gravity(self, gravity):
         """A copy of this model with uniform gravity ``gravity`` (3,) [m/s^2]."""
-        return Model(
-            names=self.body_names,
-            parent=self.parent,
-            joints=[
-                Joint(JointType(t), a, p, n)
-                for t, a, p, n in zip(
-                    self.joint_type,
-                    self.joint_axis,
-                    self.joint_placement,
-                    self.joint_names,
-                    strict=True,
-                )
-            ],
-            mass=self.mass,
-            com=self.com,
-            inertia=self.inertia_com,
-            frames=self.frames,
-            gravity=gravity,
-        )
+        return Model.build(self.bodies(), self.frames, gravity=gravity)
 
     # ------------------------------------------------------------- lookups
     @property
