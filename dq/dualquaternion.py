@@ -34,6 +34,14 @@ class DualQuaternion:
         self._a = as_float_array(array, "array", (8,)).copy()
         self._a.setflags(write=False)
 
+    @classmethod
+    def _wrap(cls, fresh):
+        """Hold a freshly computed, already valid (..., 8) array (no copy, no check)."""
+        obj = cls.__new__(cls)
+        fresh.setflags(write=False)
+        obj._a = fresh
+        return obj
+
     # --------------------------------------------------------- constructors
     @classmethod
     def identity(cls, shape=()):
@@ -114,18 +122,18 @@ class DualQuaternion:
     def __mul__(self, other):
         if not isinstance(other, DualQuaternion):
             return NotImplemented
-        return DualQuaternion(A.dq_mul(self._a, other._a))
+        return DualQuaternion._wrap(A.dq_mul(self._a, other._a))
 
     def __pow__(self, t):
-        return DualQuaternion(S.dq_pow(self._a, t))
+        return DualQuaternion._wrap(S.dq_pow(self._a, t))
 
     def conj(self):
         """Conjugate ``q_r* + eps q_d*``; the inverse of a unit pose."""
-        return DualQuaternion(A.dq_conj(self._a))
+        return DualQuaternion._wrap(A.dq_conj(self._a))
 
     def inv(self):
         """Inverse ``a* / |a|^2``."""
-        return DualQuaternion(A.dq_inv(self._a))
+        return DualQuaternion._wrap(A.dq_inv(self._a))
 
     def norm(self):
         """Dual-number norm (..., 2) ``[real, dual]``."""
@@ -133,7 +141,7 @@ class DualQuaternion:
 
     def normalized(self):
         """The nearest unit dual quaternion."""
-        return DualQuaternion(A.dq_normalize(self._a))
+        return DualQuaternion._wrap(A.dq_normalize(self._a))
 
     def log(self):
         """Pose logarithm of Table 1, (..., 6): ``[1/2 theta n, 1/2 r^b]``."""
@@ -149,7 +157,7 @@ class DualQuaternion:
 
     def sclerp(self, other, t):
         """Screw interpolation from self (t=0) to other (t=1)."""
-        return DualQuaternion(S.sclerp(self._a, other._a, t))
+        return DualQuaternion._wrap(S.sclerp(self._a, other._a, t))
 
     def apply(self, points):
         """Map points (..., 3) from the moving frame to the reference frame: ``R p + r``."""
