@@ -6,7 +6,9 @@
 * :mod:`~dqspace.control.base` -- base control, PD + the arm's reaction feedforward (P47);
 * :mod:`~dqspace.control.arm` -- IK references tracked by joint-space computed torque;
 * :mod:`~dqspace.control.ik` -- damped least squares on the pose error, joint limits;
-* :mod:`~dqspace.control.trajectories` -- references: lemniscate (P51), ScLERP, hold.
+* :mod:`~dqspace.control.trajectories` -- references: lemniscate (P51), ScLERP, hold;
+* :mod:`~dqspace.control.linearize` -- linearised open/closed-loop models in tangent
+  coordinates (A, B, C, D; ``control.StateSpace`` with the ``dqspace[control]`` extra).
 
 Controllers share the call shape ``controller(t, state, reference) -> command`` with
 ``state`` a :class:`State` ``(q, v)``; see ``docs/control.md``.
@@ -15,6 +17,14 @@ Controllers share the call shape ``controller(t, state, reference) -> command`` 
 from .arm import ArmCommand, ArmController, JointCommand, JointComputedTorque, JointGains
 from .base import BaseCommand, BaseController
 from .ik import IIWA_JOINT_LIMITS, IIWA_LEMNISCATE_SEED, IKResult, IKStatus, solve_ik
+from .linearize import (
+    Input,
+    LinearModel,
+    Output,
+    StationKeepingFeedback,
+    linearize,
+    python_control,
+)
 from .pd import DualPD, PDCommand, PDGains, State, dual_pd
 from .pose_error import PoseError, dq_error, pose_error, shortest_sign, twist_error
 from .trajectories import (
@@ -41,12 +51,15 @@ __all__ = [
     "DualPD",
     "IKResult",
     "IKStatus",
+    "Input",
     "JointCommand",
     "JointComputedTorque",
     "JointGains",
     "JointReference",
     "JointTrajectory",
     "Lemniscate",
+    "LinearModel",
+    "Output",
     "PDCommand",
     "PDGains",
     "PoseError",
@@ -54,9 +67,12 @@ __all__ = [
     "PoseTrajectory",
     "ScrewMotion",
     "State",
+    "StationKeepingFeedback",
     "dq_error",
     "dual_pd",
+    "linearize",
     "pose_error",
+    "python_control",
     "quintic_time_scaling",
     "shortest_sign",
     "solve_ik",

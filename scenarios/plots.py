@@ -10,11 +10,8 @@ Series used (see :mod:`dqspace.scenarios.runner`): ``base_pos_err`` [m],
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
 
 __all__ = [
     "plot_disturbance_rejection",
@@ -29,9 +26,10 @@ _XYZ = ("x", "y", "z")
 
 
 def _fig(rows, title, height=2.1):
-    fig, axes = plt.subplots(
-        rows, 1, sharex=True, figsize=(8.0, 0.8 + height * rows), squeeze=False
-    )
+    # a bare Figure (no pyplot): no backend is chosen or changed, so the functions work
+    # headless and in notebooks alike (Jupyter displays a returned Figure)
+    fig = Figure(figsize=(8.0, 0.8 + height * rows))
+    axes = fig.subplots(rows, 1, sharex=True, squeeze=False)
     fig.suptitle(title)
     return fig, axes[:, 0]
 
@@ -154,5 +152,4 @@ def plot_all(res, directory, formats=("png", "pdf")):
             p = directory / f"{name}.{fmt}"
             fig.savefig(p, dpi=150, bbox_inches="tight")
             paths.append(p)
-        plt.close(fig)
     return paths

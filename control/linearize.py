@@ -1,0 +1,829 @@
+"""Linearisation of open- and closed-loop multibody dynamics on the tangent space of q.
+
+State, about an operating point ``(t0, q0, v0, u0)``:
+
+    x = [delta, v]        q = integrate(model, q0, delta)  (q0 (+) delta)
+    delta = difference(model, q0, q)                      (nv,)
+
+so the base pose contributes 6 coordinates (3 attitude, 3 position: the body
+twist that carries q0's base pose to q's in unit time, ``q^_0 o exp(1/2 delta^)``)
+and each joint quaternion 3; x has 2 nv components.  Exact nonlinear rates:
+
+    delta' = dexpinv(delta, v)      (the right-trivialised inverse differential of the
+                                     exponential; = v at delta = 0)
+    v'     = FD(q0 (+) delta, v, tau, f_ext)       (P32, by the articulated-body recursion)
+    tau    = k(t0, q, v)[0] + S u,  f_ext = k(t0, q, v)[1] + W u
+
+with ``k`` an optional state-feedback law (closed loop), ``S`` and ``W``
+the input channels' generalized-force and external-wrench matrices
+(:class:`Input`).  Outputs ``y = h(t0, q, v, v')`` (:class:`Output`).
+
+Method: the Jacobian of ``z = [delta, v, u] -> [x', y]`` at ``z0 = [0, v0, u0]``
+by central differences on the Lie algebra (q perturbed through
+``integrate(model, q0, +-h e_i)``, never by adding to quaternion components),
+improved by one Richardson extrapolation (``method="richardson"``, default)::
+
+    D(h) = (g(z0 + h e_i) - g(z0 - h e_i)) / (2 h),    J e_i = (4 D(h/2) - D(h)) / 3
+
+Truncation error O(h^4), rounding O(eps |g| / h); with h = 1e-3 (scaled by
+``max(1, |z0_i|)``) the absolute error of an entry is about 1e-12 times the larger
+of the rates and the Jacobian's entries (against Pinocchio's analytic ABA
+derivatives: ``docs/linearization.md``).  Plain central differences
+(``method="central"``, default h = 6e-6 ~ eps^(1/3)) cost half and are ~70 times
+less accurate.  Inputs enter linearly and velocities at most quadratically (in
+the dynamics and in this package's controllers), so their columns carry rounding
+error only.
+
+The result is a :class:`LinearModel` of plain numpy arrays;
+:meth:`LinearModel.to_statespace` gives a ``control.StateSpace`` when
+python-control (the optional extra ``dqspace[control]``) is installed.
+See ``docs/linearization.md``.
+"""
+
+import importlib
+import importlib.machinery
+import importlib.util
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dqspace.dq import dq_conj, dq_log, dq_mul, translation_from_dq
+from dqspace.multibody import (
+    JointType,
+    _state,
+    external_wrenches,
+    forward_dynamics,
+    frame_pose,
+    integrate,
+)
+from dqspace.multibody import _kernels as _K
+
+from .pd import State
+from .trajectories import JointReference, PoseReference
+
+__all__ = [
+    "Input",
+    "Output",
+    "LinearModel",
+    "linearize",
+    "StationKeepingFeedback",
+    "python_control",
+]
+
+#: Default step of each method (before scaling by ``max(1, |z0_i|)``).
+DEFAULT_STEP = {"richardson": 1e-3, "central": 6e-6}
+#: Largest accepted step: beyond it the "linearisation" is a secant.
+MAX_STEP = 0.1
+
+
+# ------------------------------------------------------------------ names
+
+
+def _coordinate_names(model):
+    """Names of the delta (position-like), v and generalized-force components.
+
+    ``{joint}_rx/ry/rz/px/py/pz`` and ``{joint}_wx/.../vz``, forces ``{joint}_tx/.../fz``
+    for a FREE joint (the base's generalized force is ``[torque, force]``); ``rx..rz``,
+    ``wx..wz``, ``tx..tz`` for a spherical one; ``{joint}_q``, ``{joint}_v`` and
+    ``{joint}_tau`` (revolute) or ``{joint}_f`` (prismatic).  No dots: python-control
+    reserves them in signal names.
+    """
+    pos, vel, frc = [], [], []
+    for k in range(model.nb):
+        j = model.joint_names[k]
+        t = JointType(int(model.joint_type[k]))
+        if t == JointType.FREE:
+            pos += [f"{j}_{c}" for c in ("rx", "ry", "rz", "px", "py", "pz")]
+            vel += [f"{j}_{c}" for c in ("wx", "wy", "wz", "vx", "vy", "vz")]
+            frc += [f"{j}_{c}" for c in ("tx", "ty", "tz", "fx", "fy", "fz")]
+        elif t == JointType.SPHERICAL:
+            pos += [f"{j}_{c}" for c in ("rx", "ry", "rz")]
+            vel += [f"{j}_{c}" for c in ("wx", "wy", "wz")]
+            frc += [f"{j}_{c}" for c in ("tx", "ty", "tz")]
+        elif t in (JointType.REVOLUTE, JointType.PRISMATIC):
+            pos.append(f"{j}_q")
+            vel.append(f"{j}_v")
+            frc.append(f"{j}_tau" if t == JointType.REVOLUTE else f"{j}_f")
+    return pos, vel, frc
+
+
+# ----------------------------------------------------------------- inputs
+
+_WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
+
+
+class Input:
+    """An exogenous input channel ``u`` (m,), entering linearly.
+
+    ``tau += generalized @ u`` (generalized forces, paired with v) and
+    ``f_ext += (wrench @ u).reshape(nb, 6)`` (external wrenches ``[f, tau]``
+    per body, body frame, about its origin).  Build with the class methods;
+    the constructor takes the matrices directly.
+
+    Parameters
+    ----------
+    names : sequence of str, (m,), unique within a linearisation (no dots: python-control
+        reserves them)
+    generalized : (nv, m) array, optional [N m or N per input unit]
+    wrench : (nb * 6, m) array, optional, body k's rows ``6k : 6k + 6``
+    """
+
+    def __init__(self, names, *, generalized=None, wrench=None):
+        self.names = _signal_names(names)
+        m = len(self.names)
+        if m == 0:
+            raise ValueError("an Input needs at least one name (one column)")
+        self.generalized = None if generalized is None else _matrix(generalized, m, "generalized")
+        self.wrench = None if wrench is None else _matrix(wrench, m, "wrench")
+        if self.generalized is None and self.wrench is None:
+            raise ValueError("an Input needs a generalized-force or an external-wrench matrix")
+
+    @property
+    def size(self):
+        """Number of input components m."""
+        return len(self.names)
+
+    def _check(self, model):
+        if self.generalized is not None and self.generalized.shape[0] != model.nv:
+            raise ValueError(
+                f"input {self.names[0]!r}...: generalized matrix has "
+                f"{self.generalized.shape[0]} rows, the model has nv = {model.nv}"
+            )
+        if self.wrench is not None and self.wrench.shape[0] != 6 * model.nb:
+            raise ValueError(
+                f"input {self.names[0]!r}...: wrench matrix has {self.wrench.shape[0]} rows, "
+                f"the model needs 6 nb = {6 * model.nb}"
+            )
+
+    @classmethod
+    def generalized_forces(cls, model, indices=None, *, prefix=""):
+        """Generalized forces ``tau[indices]`` (all nv by default) [N m, N].
+
+        Names ``prefix + {joint}_tau`` for a revolute joint, ``{joint}_tx ... _fz`` for
+        the base (its generalized force is ``[torque, force]``, base axes).
+        """
+        idx = _index_list(indices, model.nv)
+        S = np.zeros((model.nv, idx.size))
+        S[idx, np.arange(idx.size)] = 1.0
+        _, _, frc = _coordinate_names(model)
+        return cls([prefix + frc[i] for i in idx], generalized=S)
+
+    @classmethod
+    def joint_torques(cls, model, *, prefix=""):
+        """The joints' generalized forces (all but the floating base's six)."""
+        start = 6 if model.floating else 0
+        if model.nv == start:
+            raise ValueError("the model has no joints besides its floating base")
+        return cls.generalized_forces(model, np.arange(start, model.nv), prefix=prefix)
+
+    @classmethod
+    def base_wrench(cls, model, *, prefix="u_"):
+        """The base's wrench ``[f, tau]`` (6,) [N, N m] in base axes about the base origin,
+        as its generalized force ``[tau, f]`` (the controller's input, e.g. thrusters)."""
+        if not model.floating:
+            raise ValueError("base_wrench needs a floating-base model (root joint FREE)")
+        S = np.zeros((model.nv, 6))
+        S[3:6, 0:3] = np.eye(3)  # force -> generalized rows 3..5
+        S[0:3, 3:6] = np.eye(3)  # torque -> generalized rows 0..2
+        return cls([prefix + c for c in _WRENCH], generalized=S)
+
+    @classmethod
+    def external_wrench(cls, model, target=0, *, prefix="d_"):
+        """An external wrench ``[f, tau]`` (6,) [N, N m] on a body or named frame, in that
+        frame's axes about its origin (a disturbance; default: on the root body).
+
+        Physically the same as :meth:`base_wrench` on the base; kept apart so that the
+        control input and the disturbance are separate channels.
+        """
+        q = model.neutral_configuration()  # the LOCAL map does not depend on q
+        W = np.empty((6 * model.nb, 6))
+        for i in range(6):
+            e = np.zeros(6)
+            e[i] = 1.0
+            W[:, i] = external_wrenches(model, q, {target: e}).reshape(-1)
+        return cls([prefix + c for c in _WRENCH], wrench=W)
+
+    @classmethod
+    def matrix(cls, model, S, names):
+        """``tau += S u`` for any (nv, m) input matrix ``S``."""
+        S = np.asarray(S, float)
+        if S.ndim != 2 or S.shape[0] != model.nv:
+            raise ValueError(f"S must have shape (nv, m) = ({model.nv}, m), got {S.shape}")
+        if len(names) != S.shape[1]:
+            raise ValueError(f"names has {len(names)} entries for the {S.shape[1]} columns of S")
+        return cls(names, generalized=S)
+
+    def __repr__(self):
+        return f"Input({list(self.names)})"
+
+
+def _signal_names(names):
+    """Names as a tuple of str; ValueError on a dot (python-control reserves it)."""
+    if isinstance(names, str):
+        names = [names]
+    out = tuple(str(n) for n in names)
+    bad = [n for n in out if "." in n]
+    if bad:
+        raise ValueError(f"signal names must not contain '.', got {bad}")
+    return out
+
+
+def _index_list(indices, n):
+    """Distinct integer indices (k,) in 0..n-1 (all n when None), or a ValueError."""
+    if indices is None:
+        return np.arange(n)
+    try:
+        idx = np.atleast_1d(np.asarray(indices))
+        ok = idx.ndim == 1 and idx.size > 0 and np.issubdtype(idx.dtype, np.integer)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"indices must be a non-empty list of integers, got {indices!r}")
+    idx = idx.astype(np.int64)
+    if idx.min() < 0 or idx.max() >= n:
+        raise ValueError(f"indices must lie in 0..{n - 1}, got {idx.tolist()}")
+    if np.unique(idx).size != idx.size:
+        raise ValueError(f"indices must be distinct, got {idx.tolist()}")
+    return idx
+
+
+def _matrix(a, m, what):
+    try:
+        a = np.array(a, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a numeric matrix, got {a!r}") from None
+    if a.ndim != 2 or a.shape[1] != m:
+        raise ValueError(f"{what} must have shape (n, {m}) (one column per name), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} must be finite")
+    return a
+
+
+# ---------------------------------------------------------------- outputs
+
+
+class Output:
+    """An output ``y = fn(t, q, v, a)`` (m,), a (nonlinear) function of the state and of
+    the generalized accelerations a (these make D non-zero).
+
+    Build with the class methods or from any function.
+
+    Parameters
+    ----------
+    names : sequence of str, (m,), without dots
+    fn : callable ``fn(t, q, v, a) -> (m,)``
+    """
+
+    def __init__(self, names, fn):
+        self.names = _signal_names(names)
+        if not self.names:
+            raise ValueError("an Output needs at least one name")
+        if not callable(fn):
+            raise ValueError(f"fn must be callable, got {type(fn).__name__}")
+        self.fn = fn
+        self._bind = None  # (model, q0) -> fn, for outputs defined relative to q0
+        self._is_state = False
+
+    def _function(self, model, q0):
+        return self.fn if self._bind is None else self._bind(model, q0)
+
+    @classmethod
+    def state(cls):
+        """The state x itself (C = I, D = 0, exactly); names are the state names."""
+        out = cls(["x"], lambda t, q, v, a: np.zeros(1))
+        out._is_state = True
+        return out
+
+    @classmethod
+    def base_pose_error(cls, reference=None):
+        """``2 log(q^_ref* o q^_base) = [theta n, r]`` (6,) [rad, m]: the base's attitude
+        error (rotation vector) and position relative to the reference, in base axes
+        (Table 1; the error the dual PD acts on, P43-P46, short-way sign).
+
+        Parameters
+        ----------
+        reference : (8,) pose, optional; default the operating point's base pose
+        """
+        names = ("att_x", "att_y", "att_z", "pos_x", "pos_y", "pos_z")
+        ref = None if reference is None else _unit_pose(reference, "reference")
+
+        def bind(model, q0):
+            if not model.floating:
+                raise ValueError("base_pose_error needs a floating-base model (root joint FREE)")
+            r = q0[:8].copy() if ref is None else ref
+            r_conj = dq_conj(r)
+
+            def fn(t, q, v, a):
+                e = dq_mul(r_conj, q[:8])
+                return 2.0 * dq_log(e if e[0] >= 0.0 else -e)
+
+            return fn
+
+        out = cls(names, lambda t, q, v, a: np.zeros(6))
+        out._bind = bind
+        return out
+
+    @classmethod
+    def frame_position(cls, model, frame):
+        """Position (3,) [m] of a named frame or body in the inertial frame."""
+        frame_pose(model, model.neutral_configuration(), frame)  # ValueError if unknown
+
+        def fn(t, q, v, a):
+            return translation_from_dq(frame_pose(model, q, frame))
+
+        return cls([f"{frame}_x", f"{frame}_y", f"{frame}_z"], fn)
+
+    @classmethod
+    def base_twist(cls, model):
+        """The base's body twist ``[w, v]`` (6,) [rad/s, m/s]."""
+        if not model.floating:
+            raise ValueError("base_twist needs a floating-base model (root joint FREE)")
+        _, vel, _ = _coordinate_names(model)
+        return cls(vel[:6], lambda t, q, v, a: v[:6].copy())
+
+    @classmethod
+    def acceleration(cls, model, indices=None):
+        """Generalized accelerations ``a[indices]`` (all by default) [rad/s^2, m/s^2]."""
+        idx = _index_list(indices, model.nv)
+        _, vel, _ = _coordinate_names(model)
+        return cls([f"{vel[i]}_dot" for i in idx], lambda t, q, v, a: a[idx].copy())
+
+    def __repr__(self):
+        return f"Output({list(self.names)})"
+
+
+def _unit_pose(x, name):
+    x = np.asarray(x, float)
+    if x.shape != (8,) or not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} must be a finite (8,) unit dual quaternion, got {x}")
+    err = max(abs(np.linalg.norm(x[:4]) - 1.0), abs(x[:4] @ x[4:]))
+    if err > 1e-6:
+        raise ValueError(f"{name} is not a unit dual quaternion (error {err:.3g})")
+    return x.copy()
+
+
+# ----------------------------------------------------------- linear model
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """``x' = A dx + B du + xdot0``, ``y = y0 + C dx + D du`` about ``(x0, u0)``.
+
+    ``dx = x - x0`` with ``x = [delta, v]`` (2 nv,), ``delta`` the tangent-space
+    coordinates of q about ``q0`` (``q = integrate(model, q0, delta)``), so
+    ``x0 = [0, v0]``; ``du = u - u0``.
+
+    Attributes
+    ----------
+    A : (nx, nx), B : (nx, nu), C : (ny, nx), D : (ny, nu) ndarrays
+    state_names, input_names, output_names : tuple of str
+    x0 : (nx,) operating state ``[0, v0]`` [rad, m, rad/s, m/s]
+    u0 : (nu,) operating input
+    q0 : (nq,) configuration the chart is centred on
+    t0 : float, time of the operating point [s]
+    xdot0 : (nx,) state rate at the operating point (zero at an equilibrium)
+    y0 : (ny,) outputs at the operating point
+    """
+
+    A: np.ndarray
+    B: np.ndarray
+    C: np.ndarray
+    D: np.ndarray
+    state_names: tuple
+    input_names: tuple
+    output_names: tuple
+    x0: np.ndarray
+    u0: np.ndarray
+    q0: np.ndarray
+    t0: float = 0.0
+    xdot0: np.ndarray = field(default=None)
+    y0: np.ndarray = field(default=None)
+
+    @property
+    def nx(self):
+        """Number of states (2 nv)."""
+        return self.A.shape[0]
+
+    @property
+    def nu(self):
+        """Number of inputs."""
+        return self.B.shape[1]
+
+    @property
+    def ny(self):
+        """Number of outputs."""
+        return self.C.shape[0]
+
+    def poles(self):
+        """Eigenvalues (nx,) of A [1/s]."""
+        return np.linalg.eigvals(self.A)
+
+    def select(self, inputs=None, outputs=None):
+        """The sub-model with the named (or indexed) inputs and outputs, in the given order."""
+        iu = _indices(inputs, self.input_names, "input")
+        iy = _indices(outputs, self.output_names, "output")
+        return LinearModel(
+            A=self.A,
+            B=self.B[:, iu],
+            C=self.C[iy],
+            D=self.D[np.ix_(iy, iu)],
+            state_names=self.state_names,
+            input_names=tuple(self.input_names[i] for i in iu),
+            output_names=tuple(self.output_names[i] for i in iy),
+            x0=self.x0,
+            u0=self.u0[iu],
+            q0=self.q0,
+            t0=self.t0,
+            xdot0=self.xdot0,
+            y0=None if self.y0 is None else self.y0[iy],
+        )
+
+    def frequency_response(self, omega):
+        """``G(j w) = C (j w I - A)^-1 B + D`` for each angular frequency.
+
+        Parameters
+        ----------
+        omega : (n_w,) angular frequencies [rad/s], finite, >= 0
+
+        Returns
+        -------
+        (ny, nu, n_w) complex ndarray
+
+        Raises
+        ------
+        ValueError
+            on negative or non-finite frequencies, or at a pole of A on the axis
+            (e.g. omega = 0 for an open-loop floating base).
+        """
+        w = np.atleast_1d(np.asarray(omega, float))
+        if w.ndim != 1 or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"omega must be finite, non-negative frequencies, got {omega!r}")
+        eye = np.eye(self.nx)
+        out = np.empty((self.ny, self.nu, w.size), complex)
+        for k, wk in enumerate(w):
+            try:
+                X = np.linalg.solve(1j * wk * eye - self.A, self.B)
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    f"j w I - A is singular at omega = {wk:g} rad/s: A has a pole there"
+                ) from None
+            out[:, :, k] = self.C @ X + self.D
+        return out
+
+    def dc_gain(self):
+        """Static gain ``-C A^-1 B + D`` (ny, nu); ValueError if A is singular."""
+        cond = np.linalg.cond(self.A)
+        if not np.isfinite(cond) or cond > 1e12:
+            raise ValueError(
+                f"A is singular (condition number {cond:.3g}): no static gain "
+                "(an open-loop floating base, or an unstabilised mode)"
+            )
+        return -self.C @ np.linalg.solve(self.A, self.B) + self.D
+
+    def to_statespace(self):
+        """A ``control.StateSpace`` with the same matrices and signal names.
+
+        Raises
+        ------
+        ImportError
+            when python-control is not installed (``pip install 'dqspace[control]'``).
+        """
+        ct = python_control()
+        return ct.ss(
+            self.A,
+            self.B,
+            self.C,
+            self.D,
+            states=list(self.state_names),
+            inputs=list(self.input_names),
+            outputs=list(self.output_names),
+        )
+
+
+def _indices(sel, names, what):
+    if sel is None:
+        return list(range(len(names)))
+    if isinstance(sel, str | int | np.integer):
+        sel = [sel]
+    out = []
+    for s in sel:
+        if isinstance(s, int | np.integer):
+            if not 0 <= s < len(names):
+                raise ValueError(f"{what} index {s} out of range 0..{len(names) - 1}")
+            out.append(int(s))
+        elif s in names:
+            out.append(names.index(s))
+        else:
+            raise ValueError(f"no {what} named {s!r}; {what}s: {list(names)}")
+    return out
+
+
+_find_spec = importlib.machinery.PathFinder.find_spec
+
+
+def python_control():
+    """The python-control module (``import control``), or an ImportError naming the extra.
+
+    The repository folder ``control/`` is ``dqspace.control``; when the
+    repository root is on ``sys.path`` (e.g. the current directory there), a
+    plain ``import control`` would find that folder instead.  This looks
+    python-control up past it.
+    """
+    mod = sys.modules.get("control")
+    if mod is not None and hasattr(mod, "StateSpace"):
+        return mod
+    own = Path(__file__).resolve().parent
+    path = [p for p in sys.path if (Path(p or ".").resolve() / "control") != own]
+    spec = _find_spec("control", path)
+    if spec is None:
+        raise ImportError(
+            "python-control is not installed; install the optional extra: "
+            "pip install 'dqspace[control]'"
+        )
+    if mod is not None:
+        raise ImportError(
+            "sys.modules['control'] is not python-control (the repository folder control/ "
+            f"was imported as a top-level package from {getattr(mod, '__file__', '?')}); "
+            "run from outside the repository root"
+        )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["control"] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules["control"]
+        raise
+    return mod
+
+
+# ----------------------------------------------------------- linearisation
+
+
+def _vector(x, name, n):
+    try:
+        a = np.array(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric ({n},) vector, got {x!r}") from None
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] is not finite ({a[bad[0]]})")
+    return a
+
+
+def _controller_output(out, model):
+    """(tau (nv,), f_ext (nb, 6) or None) from a controller's return value."""
+    if isinstance(out, tuple):
+        if len(out) != 2:
+            raise ValueError("controller must return tau or (tau, f_ext)")
+        tau, f = out
+        f = np.asarray(f, float)
+        if f.shape != (model.nb, 6):
+            raise ValueError(f"controller's f_ext must have shape ({model.nb}, 6), got {f.shape}")
+    else:
+        tau, f = out, None
+    tau = np.asarray(tau, float)
+    if tau.shape != (model.nv,):
+        raise ValueError(f"controller must return tau of shape ({model.nv},), got {tau.shape}")
+    return tau, f
+
+
+def linearize(
+    model,
+    q,
+    v=None,
+    *,
+    inputs=None,
+    outputs=None,
+    u0=None,
+    controller=None,
+    t=0.0,
+    method="richardson",
+    step=None,
+):
+    """Linearise ``x' = f(x, u)``, ``y = h(x, u)`` about ``(q, v, u0)`` in tangent coordinates.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) operating configuration (unit base pose / quaternions)
+    v : (nv,) operating velocity [rad/s, m/s], default zero
+    inputs : sequence of :class:`Input`, default ``[Input.generalized_forces(model)]``
+        The exogenous inputs, stacked in order; their names must be unique.
+    outputs : sequence of :class:`Output`, default ``[Output.state()]``
+    u0 : (nu,) operating input, default zero
+    controller : callable ``controller(t, q, v) -> tau | (tau, f_ext)``, optional
+        State feedback closing the loop (the signature of
+        :func:`dqspace.multibody.simulate_rk4`'s controller): ``tau`` (nv,),
+        ``f_ext`` (nb, 6); added to the inputs' contribution.  It must be a
+        smooth function of (q, v) near the operating point.
+    t : float, time of the operating point [s] (passed to the controller and outputs)
+    method : {"richardson", "central"}
+    step : float, relative step h in (0, 0.1]; default 1e-3 (richardson), 6e-6 (central).
+        Component i is perturbed by ``h max(1, |z0_i|)``.
+
+    Returns
+    -------
+    LinearModel
+
+    Raises
+    ------
+    ValueError
+        wrong shapes, non-finite values or a non-unit q (as the multibody
+        functions), an unknown method, a step outside (0, 0.1], duplicate
+        input or output names, inputs built for another model, a controller
+        or output returning the wrong shape.
+    """
+    if method not in DEFAULT_STEP:
+        raise ValueError(f"method must be 'richardson' or 'central', got {method!r}")
+    h = DEFAULT_STEP[method] if step is None else step
+    try:
+        h = float(h)
+    except (TypeError, ValueError):
+        raise ValueError(f"step must be a number, got {step!r}") from None
+    if not (math.isfinite(h) and 0.0 < h <= MAX_STEP):
+        raise ValueError(f"step must lie in (0, {MAX_STEP:g}], got {h}")
+    try:
+        t = float(t)
+    except (TypeError, ValueError):
+        raise ValueError(f"t must be a number, got {t!r}") from None
+    if not math.isfinite(t):
+        raise ValueError(f"t must be finite, got {t}")
+    q0 = _state.configuration(model, q).copy()  # ValueError: shape, non-finite, not unit
+    nv, nb = model.nv, model.nb
+    v0 = np.zeros(nv) if v is None else _vector(v, "v", nv)
+    if controller is not None and not callable(controller):
+        raise ValueError(f"controller must be callable, got {type(controller).__name__}")
+
+    inputs = [Input.generalized_forces(model)] if inputs is None else list(inputs)
+    outputs = [Output.state()] if outputs is None else list(outputs)
+    for i in inputs:
+        if not isinstance(i, Input):
+            raise ValueError(f"inputs must be Input objects, got {type(i).__name__}")
+        i._check(model)
+    for o in outputs:
+        if not isinstance(o, Output):
+            raise ValueError(f"outputs must be Output objects, got {type(o).__name__}")
+    pos_names, vel_names, _ = _coordinate_names(model)
+    state_names = tuple(pos_names + vel_names)
+    input_names = tuple(n for i in inputs for n in i.names)
+    output_names = tuple(n for o in outputs for n in (state_names if o._is_state else o.names))
+    for what, names in (("input", input_names), ("output", output_names)):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"{what} names must be unique; repeated: {dup}")
+    nu = len(input_names)
+    u_op = np.zeros(nu) if u0 is None else _vector(u0, "u0", nu)
+    S = np.zeros((nv, nu))
+    W = np.zeros((6 * nb, nu))
+    c = 0
+    for i in inputs:
+        if i.generalized is not None:
+            S[:, c : c + i.size] = i.generalized
+        if i.wrench is not None:
+            W[:, c : c + i.size] = i.wrench
+        c += i.size
+    fns = [None if o._is_state else o._function(model, q0) for o in outputs]
+    sizes = [2 * nv if o._is_state else len(o.names) for o in outputs]
+    ny = sum(sizes)
+    nx = 2 * nv
+    ints = model._ints
+    theta_dot = np.empty(nv)
+
+    def g(z):
+        """[x' (nx), y (ny)] at z = [delta, v, u]."""
+        delta, vel, u = z[:nv], z[nv:nx], z[nx:]
+        qz = integrate(model, q0, delta)
+        tau = S @ u
+        f_ext = (W @ u).reshape(nb, 6)
+        if controller is not None:
+            tk, fk = _controller_output(controller(t, qz, vel.copy()), model)
+            tau = tau + tk
+            if fk is not None:
+                f_ext = f_ext + fk
+        a = forward_dynamics(model, qz, vel, tau, f_ext)
+        _K.dexpinv(ints, delta, vel, theta_dot)
+        out = np.empty(nx + ny)
+        out[:nv] = theta_dot
+        out[nv:nx] = a
+        k = nx
+        for o, fn, m in zip(outputs, fns, sizes, strict=True):
+            if o._is_state:
+                out[k : k + m] = z[:nx]  # delta = difference(q0, qz) exactly
+            else:
+                y = np.asarray(fn(t, qz, vel, a), float)
+                if y.shape != (m,):
+                    raise ValueError(
+                        f"output {o.names[0]!r}... returned shape {y.shape}, expected ({m},)"
+                    )
+                out[k : k + m] = y
+            k += m
+        return out
+
+    z0 = np.concatenate([np.zeros(nv), v0, u_op])
+    g0 = g(z0)
+    scale = np.maximum(1.0, np.abs(z0))
+    J = np.empty((nx + ny, nx + nu))
+    for i in range(nx + nu):
+        hi = h * scale[i]
+        J[:, i] = _central(g, z0, i, hi)
+        if method == "richardson":
+            d2 = _central(g, z0, i, 0.5 * hi)
+            J[:, i] = d2 + (d2 - J[:, i]) / 3.0
+    # the state output is exact: C = I, D = 0 on its rows
+    k = nx
+    for o, m in zip(outputs, sizes, strict=True):
+        if o._is_state:
+            J[k : k + m] = np.hstack([np.eye(nx), np.zeros((nx, nu))])
+        k += m
+    return LinearModel(
+        A=J[:nx, :nx].copy(),
+        B=J[:nx, nx:].copy(),
+        C=J[nx:, :nx].copy(),
+        D=J[nx:, nx:].copy(),
+        state_names=state_names,
+        input_names=input_names,
+        output_names=output_names,
+        x0=z0[:nx].copy(),
+        u0=u_op.copy(),
+        q0=q0,
+        t0=t,
+        xdot0=g0[:nx].copy(),
+        y0=g0[nx:].copy(),
+    )
+
+
+def _central(g, z0, i, h):
+    zp = z0.copy()
+    zm = z0.copy()
+    zp[i] += h
+    zm[i] -= h
+    return (g(zp) - g(zm)) / (2.0 * h)
+
+
+# ------------------------------------------------- closed-loop feedback law
+
+
+class StationKeepingFeedback:
+    """The station-keeping control law of one control tick as a state feedback
+    ``k(t, q, v) -> tau`` (nv,), with ideal actuators (the commanded base wrench is applied).
+
+    In the order of the scenario runner (:mod:`dqspace.scenarios.runner`):
+
+    1. arm: ``a_m = theta_r'' + k_d (theta_r' - theta') + k_p (theta_r - theta)``
+       (:meth:`JointComputedTorque.acceleration`, a fixed joint reference: the arm
+       joints held, or followed along a joint trajectory);
+    2. base: dual PD (P46) + the arm-reaction feedforward for ``a_m`` (P47)
+       (:class:`~dqspace.control.BaseController`; ``feedforward=False``: PD only);
+    3. arm torques by computed torque with the base acceleration the commanded
+       base wrench causes (:meth:`JointComputedTorque.torque` with ``base_force``),
+       so the joint errors obey ``e'' + k_d e' + k_p e = 0``.
+
+    ``tau = [swap(base wrench), arm torques]``.
+
+    Parameters
+    ----------
+    base : BaseController (its model is the one linearised)
+    arm : JointComputedTorque on the same model (e.g. ``ArmController.law``)
+    base_reference : PoseReference, or a (8,) pose held with zero twist
+    joint_reference : JointReference, or (n,) joint angles held [rad]
+    feedforward : bool, the arm-reaction feedforward of (P47)
+    """
+
+    def __init__(self, base, arm, base_reference, joint_reference, *, feedforward=True):
+        from .arm import JointComputedTorque
+        from .base import BaseController
+
+        if not isinstance(base, BaseController):
+            raise ValueError(f"base must be a BaseController, got {type(base).__name__}")
+        if not isinstance(arm, JointComputedTorque):
+            raise ValueError(f"arm must be a JointComputedTorque, got {type(arm).__name__}")
+        if arm.model is not base.model:
+            raise ValueError("base and arm controllers must act on the same model")
+        self.model = base.model
+        self.base, self.arm = base, arm
+        if not isinstance(base_reference, PoseReference):
+            pose = _unit_pose(base_reference, "base_reference")
+            base_reference = PoseReference(pose, np.zeros(6), np.zeros(6))
+        if not isinstance(joint_reference, JointReference):
+            qj = _vector(joint_reference, "joint_reference", arm.n)
+            joint_reference = JointReference(qj, np.zeros(arm.n), np.zeros(arm.n))
+        if joint_reference.q.shape != (arm.n,):
+            raise ValueError(
+                f"joint_reference must have {arm.n} joints, got {joint_reference.q.shape}"
+            )
+        self.base_reference = base_reference
+        self.joint_reference = joint_reference
+        self.feedforward = bool(feedforward)
+
+    def __call__(self, t, q, v):
+        st = State(q, v)
+        acc, _, _ = self.arm.acceleration(st, self.joint_reference)
+        cmd = self.base(t, st, self.base_reference, arm_acc=acc if self.feedforward else None)
+        u_b = cmd.generalized_force
+        tau_arm, _ = self.arm.torque(st, acc, base_force=u_b)
+        return np.concatenate([u_b, tau_arm])
