@@ -11,6 +11,7 @@ compiled kernels in :mod:`dqspace.dq._kernels`, which the multibody engine
 calls directly.
 """
 
+from ._cache import ensure_consistent_caches as _ensure_consistent_caches
 from .algebra import (
     UNIT_TOL,
     adjoint_matrix,
@@ -120,3 +121,6 @@ __all__ = [
     "transform_from_dq",
     "translation_from_dq",
 ]
+
+# numba compiles lazily (first call), so checking the caches here is early enough
+_ensure_consistent_caches()
