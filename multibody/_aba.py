@@ -10,7 +10,11 @@ dual inertia and its swap.  Notation (``docs/articulated.md``):
   body k; ``Ad_k^T`` carries a swapped wrench back.  The kernels evaluate both
   through the matrix ``Ad_k = [[R^T, 0], [-[r]x R^T, R^T]]`` (``dq_adjoint``):
   R the rotation of ``rel_k`` (body k -> parent), r its translation ``r^k``
-  in body k (``dq_translation_body``).
+  in body k (``dq_translation_body``).  These frames, the frame changes and
+  the base-to-tip velocity step are shared with ``rnea`` and ``crba``
+  (``_kernels``: ``_joint_transform``, ``_motion_to_child``,
+  ``_wrench_to_parent``, ``_twist_step``, workspace fields ``_R``, ``_RB``,
+  ``_TW``, ``_AL``).
 * Articulated inertias ``P_k`` are the swapped, symmetric 6x6 form of a dual
   inertia (as ``spatial_inertia`` stores ``swap(M^_k)``): acceleration
   ``[w', v']`` -> swapped wrench ``[tau, f]``.  Bias wrenches ``z_k`` are
@@ -21,8 +25,9 @@ dual inertia and its swap.  Notation (``docs/articulated.md``):
   are ``d/dt w_k - g_k``, as in ``rnea``.
 
 Speed.  Per-body data live in one workspace ``W`` (nb + 2, _STRIDE), allocated
-once per call and addressed by row and offset.  The passes and their helpers
-are compiled with numba's ``_nrt=False``: a compiled function with array
+once per call and addressed by row and offset (its first fields laid out as in
+``_kernels``).  The passes and their helpers are compiled with numba's
+``_nrt=False`` (as are those of ``_kernels``): a compiled function with array
 arguments and branches otherwise pays an atomic reference-count increment and
 decrement per array argument and per array view at every call (about 100 ns
 for a helper taking nine arrays), which numba's pruning does not remove.  The
@@ -37,9 +42,10 @@ import math
 import numpy as np
 from numba import njit
 
-from dqspace.dq._kernels import dv_cross
-
 from ._kernels import (
+    _AL,
+    _R,
+    _RB,
     FREE,
     I_JTYPE,
     I_PARENT,
@@ -49,21 +55,24 @@ from ._kernels import (
     NV_OF,
     PRISMATIC,
     R_AXIS,
-    R_PLACE,
     REVOLUTE,
     SPHERICAL,
+    _joint_column,
+    _motion_to_child,
+    _rotate,
+    _twist_step,
+    _velocity_wrench,
+    _wrench_to_parent,
     config_error,
     joint_nv,
-    momentum,
     spatial_inertia,
 )
 from ._state import CONFIG_TOL
 
-# Row k < nb of the workspace W holds body k's quantities at these offsets:
-_R = 0  # rotation of rel_k (body k -> parent), R[i, j] at _R + 3 i + j
-_RB = 9  # translation r^k of rel_k, in body k
-_TW = 12  # twist w_k
-_AL = 18  # velocity product alpha_k (plus prescribed joint accelerations: mixed problem)
+# Row k < nb of the workspace W holds body k's quantities at these offsets: the
+# frame and velocity fields shared with ``_kernels`` (``_R`` rotation of rel_k,
+# ``_RB`` its translation r^k, ``_TW`` twist w_k at 12, ``_AL`` velocity product
+# alpha_k at 18, plus the prescribed joint accelerations in the mixed problem), then
 _Z = 24  # bias wrench z_k (swapped)
 _ACC = 30  # acceleration acc_k (d/dt w_k - g_k)
 _U = 36  # U_k = P_k S_k of a one-dof joint
@@ -72,165 +81,14 @@ _DI = 48  # D_k^-1 (1x1, or 3x3 for a spherical joint)
 _P = 57  # articulated inertia P_k, (i, j) at _P + 6 i + j
 _STRIDE = 93
 # Row nb is scratch: the projected P_k^A and z_k^A, the acceleration of the inertial frame,
-# three short vectors; row nb + 1 holds a scratch 6x6 matrix.
+# two short vectors; row nb + 1 holds a scratch 6x6 matrix.
 _PA = 0
 _ZA = 36
 _G = 42
-_X1, _X2, _X3 = 48, 56, 64
+_X1, _X2 = 48, 56
 
 
 # --------------------------------------------------------------- frame changes
-
-
-@njit(cache=True)
-def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
-    """The Hamilton product ``a o b`` (``q_mul``) on scalars, returned as a 4-tuple."""
-    return (
-        a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
-        a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
-        a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
-        a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
-    )
-
-
-@njit(cache=True, _nrt=False)
-def _joint_transform(ints, reals, k, q, W):
-    """``rel_k = placement_k o X_J(q_k)`` (as ``_kernels.relative_pose``); its R and r^k into W[k].
-
-    The dual-quaternion product (Table 1) ``p_r x_r + eps (p_r x_d + p_d x_r)``
-    with the joint motion's zero parts skipped; ``R`` is the rotation matrix of
-    ``rel_r`` and ``r^k = 2 vec(rel_r* o rel_d)`` (``dq_translation_body``).
-    """
-    t = ints[k, I_JTYPE]
-    iq = ints[k, I_QI]
-    p0, p1, p2, p3 = (
-        reals[k, R_PLACE],
-        reals[k, R_PLACE + 1],
-        reals[k, R_PLACE + 2],
-        reals[k, R_PLACE + 3],
-    )
-    d0, d1, d2, d3 = (
-        reals[k, R_PLACE + 4],
-        reals[k, R_PLACE + 5],
-        reals[k, R_PLACE + 6],
-        reals[k, R_PLACE + 7],
-    )
-    if t == REVOLUTE or t == SPHERICAL:
-        if t == REVOLUTE:
-            h = 0.5 * q[iq]
-            s = math.sin(h)
-            x0, x1, x2, x3 = (
-                math.cos(h),
-                s * reals[k, R_AXIS],
-                s * reals[k, R_AXIS + 1],
-                s * reals[k, R_AXIS + 2],
-            )
-        else:
-            x0, x1, x2, x3 = q[iq], q[iq + 1], q[iq + 2], q[iq + 3]
-        r0, r1, r2, r3 = _qmul(p0, p1, p2, p3, x0, x1, x2, x3)
-        e0, e1, e2, e3 = _qmul(d0, d1, d2, d3, x0, x1, x2, x3)
-    elif t == PRISMATIC:
-        h = 0.5 * q[iq]
-        r0, r1, r2, r3 = p0, p1, p2, p3
-        h0, h1, h2 = h * reals[k, R_AXIS], h * reals[k, R_AXIS + 1], h * reals[k, R_AXIS + 2]
-        e0, e1, e2, e3 = _qmul(p0, p1, p2, p3, 0.0, h0, h1, h2)
-        e0, e1, e2, e3 = e0 + d0, e1 + d1, e2 + d2, e3 + d3
-    elif t == FREE:
-        r0, r1, r2, r3 = _qmul(p0, p1, p2, p3, q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
-        e0, e1, e2, e3 = _qmul(p0, p1, p2, p3, q[iq + 4], q[iq + 5], q[iq + 6], q[iq + 7])
-        f0, f1, f2, f3 = _qmul(d0, d1, d2, d3, q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
-        e0, e1, e2, e3 = e0 + f0, e1 + f1, e2 + f2, e3 + f3
-    else:
-        r0, r1, r2, r3 = p0, p1, p2, p3
-        e0, e1, e2, e3 = d0, d1, d2, d3
-    # rotation matrix of rel_r (q_to_rotation_matrix)
-    W[k, _R] = 1.0 - 2.0 * (r2 * r2 + r3 * r3)
-    W[k, _R + 1] = 2.0 * (r1 * r2 - r0 * r3)
-    W[k, _R + 2] = 2.0 * (r1 * r3 + r0 * r2)
-    W[k, _R + 3] = 2.0 * (r1 * r2 + r0 * r3)
-    W[k, _R + 4] = 1.0 - 2.0 * (r1 * r1 + r3 * r3)
-    W[k, _R + 5] = 2.0 * (r2 * r3 - r0 * r1)
-    W[k, _R + 6] = 2.0 * (r1 * r3 - r0 * r2)
-    W[k, _R + 7] = 2.0 * (r2 * r3 + r0 * r1)
-    W[k, _R + 8] = 1.0 - 2.0 * (r1 * r1 + r2 * r2)
-    # r^k = 2 vec(rel_r* o rel_d)
-    _, t1, t2, t3 = _qmul(r0, -r1, -r2, -r3, e0, e1, e2, e3)
-    W[k, _RB] = 2.0 * t1
-    W[k, _RB + 1] = 2.0 * t2
-    W[k, _RB + 2] = 2.0 * t3
-
-
-@njit(cache=True, _nrt=False)
-def _motion_to_child(W, k, src, so, dst):
-    """``W[k, dst:] = Ad_k x`` for the twist or acceleration ``x = W[src, so:so+6]``.
-
-    ``Ad_k x = rel_k* o x o rel_k``: real ``R^T x_r``, dual ``R^T x_d + (R^T x_r) x r``.
-    """
-    x0, x1, x2 = W[src, so], W[src, so + 1], W[src, so + 2]
-    x3, x4, x5 = W[src, so + 3], W[src, so + 4], W[src, so + 5]
-    R00, R01, R02 = W[k, _R], W[k, _R + 1], W[k, _R + 2]
-    R10, R11, R12 = W[k, _R + 3], W[k, _R + 4], W[k, _R + 5]
-    R20, R21, R22 = W[k, _R + 6], W[k, _R + 7], W[k, _R + 8]
-    y0 = R00 * x0 + R10 * x1 + R20 * x2
-    y1 = R01 * x0 + R11 * x1 + R21 * x2
-    y2 = R02 * x0 + R12 * x1 + R22 * x2
-    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
-    W[k, dst] = y0
-    W[k, dst + 1] = y1
-    W[k, dst + 2] = y2
-    W[k, dst + 3] = R00 * x3 + R10 * x4 + R20 * x5 + (y1 * r2 - y2 * r1)
-    W[k, dst + 4] = R01 * x3 + R11 * x4 + R21 * x5 + (y2 * r0 - y0 * r2)
-    W[k, dst + 5] = R02 * x3 + R12 * x4 + R22 * x5 + (y0 * r1 - y1 * r0)
-
-
-@njit(cache=True, _nrt=False)
-def _wrench_to_parent(W, k, src, so, p):
-    """``z_p += Ad_k^T f`` for the swapped wrench ``f = W[src, so:so+6] = [tau, F]`` of body k.
-
-    ``Ad_k^T f`` is the swap of ``rel_k o f^ o rel_k*``: ``F_p = R F``,
-    ``tau_p = R (tau + r x F)`` (the moment about the parent's origin).
-    """
-    F0, F1, F2 = W[src, so + 3], W[src, so + 4], W[src, so + 5]
-    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
-    m0 = W[src, so] + (r1 * F2 - r2 * F1)
-    m1 = W[src, so + 1] + (r2 * F0 - r0 * F2)
-    m2 = W[src, so + 2] + (r0 * F1 - r1 * F0)
-    for i in range(3):
-        Ri0, Ri1, Ri2 = W[k, _R + 3 * i], W[k, _R + 3 * i + 1], W[k, _R + 3 * i + 2]
-        W[p, _Z + i] += Ri0 * m0 + Ri1 * m1 + Ri2 * m2
-        W[p, _Z + 3 + i] += Ri0 * F0 + Ri1 * F1 + Ri2 * F2
-
-
-@njit(cache=True)
-def _rotate(R, s00, s01, s02, s10, s11, s12, s20, s21, s22, sym):
-    """``R S R^T`` for a 3x3 ``S`` (row-major scalars), R a 9-tuple (row-major).
-
-    Returns the 9 entries row-major; with ``sym`` (S symmetric) the lower
-    triangle is copied from the upper one.
-    """
-    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
-    # T = S R^T
-    t00 = s00 * R00 + s01 * R01 + s02 * R02
-    t01 = s00 * R10 + s01 * R11 + s02 * R12
-    t02 = s00 * R20 + s01 * R21 + s02 * R22
-    t10 = s10 * R00 + s11 * R01 + s12 * R02
-    t11 = s10 * R10 + s11 * R11 + s12 * R12
-    t12 = s10 * R20 + s11 * R21 + s12 * R22
-    t20 = s20 * R00 + s21 * R01 + s22 * R02
-    t21 = s20 * R10 + s21 * R11 + s22 * R12
-    t22 = s20 * R20 + s21 * R21 + s22 * R22
-    o00 = R00 * t00 + R01 * t10 + R02 * t20
-    o01 = R00 * t01 + R01 * t11 + R02 * t21
-    o02 = R00 * t02 + R01 * t12 + R02 * t22
-    o11 = R10 * t01 + R11 * t11 + R12 * t21
-    o12 = R10 * t02 + R11 * t12 + R12 * t22
-    o22 = R20 * t02 + R21 * t12 + R22 * t22
-    if sym:
-        return o00, o01, o02, o01, o11, o12, o02, o12, o22
-    o10 = R10 * t00 + R11 * t10 + R12 * t20
-    o20 = R20 * t00 + R21 * t10 + R22 * t20
-    o21 = R20 * t01 + R21 * t11 + R22 * t21
-    return o00, o01, o02, o10, o11, o12, o20, o21, o22
 
 
 @njit(cache=True, _nrt=False)
@@ -291,63 +149,26 @@ def _inertia_to_parent(W, k, src, so, p):
 def _velocities(ints, reals, q, v, fext, W):
     """Base-to-tip pass (SOA 5.1; P12, P15): frames, twists, velocity products, body terms.
 
-    ``w_k = Ad_k w_parent + S_k v_k``, ``alpha_k = w_k x S_k v_k``, and the
-    initial values of the backward pass (SOA 5.2): ``P_k = swap(M^_k)``,
+    ``w_k = Ad_k w_parent + S_k v_k``, ``alpha_k = w_k x S_k v_k``
+    (``_kernels._twist_step``, shared with ``rnea``), and the initial values
+    of the backward pass (SOA 5.2): ``P_k = swap(M^_k)``,
     ``z_k = swap(w_k x M^_k w_k - fext_k)`` (SOA eq. 78-79 in body coordinates).
     """
     nb = ints.shape[0]
     S = W[nb + 1, 0:36].reshape((6, 6))
-    sv = W[nb, _X1 : _X1 + 6]  # S_k v_k, then M^_k w_k
-    tw = W[nb, _X2 : _X2 + 6]  # w_k
-    y = W[nb, _X3 : _X3 + 6]
-    has_fext = fext.shape[0] > 0
     for k in range(nb):
-        t = ints[k, I_JTYPE]
-        i = ints[k, I_VI]
-        p = ints[k, I_PARENT]
-        _joint_transform(ints, reals, k, q, W)
-        if p < 0:
-            for j in range(6):
-                W[k, _TW + j] = 0.0
-        else:
-            _motion_to_child(W, k, p, _TW, _TW)
-        # joint twist S_k v_k
-        for j in range(6):
-            sv[j] = 0.0
-        if t == REVOLUTE:
-            for j in range(3):
-                sv[j] = reals[k, R_AXIS + j] * v[i]
-        elif t == PRISMATIC:
-            for j in range(3):
-                sv[3 + j] = reals[k, R_AXIS + j] * v[i]
-        elif t == SPHERICAL:
-            for j in range(3):
-                sv[j] = v[i + j]
-        elif t == FREE:
-            for j in range(6):
-                sv[j] = v[i + j]
-        # alpha_k = (Ad w_p) x S v = w_k x S v, then w_k = Ad w_p + S v
-        for j in range(6):
-            tw[j] = W[k, _TW + j]
-        dv_cross(tw, sv, y)
-        for j in range(6):
-            W[k, _AL + j] = y[j]
-            tw[j] += sv[j]
-            W[k, _TW + j] = tw[j]
-        # P_k = swap(M^_k);  z_k = swap(w x M^ w - fext)
+        _twist_step(ints, reals, k, q, v, W)
         spatial_inertia(reals, k, S)
         for m in range(6):
             for j in range(6):
                 W[k, _P + 6 * m + j] = S[m, j]
-        momentum(reals, k, tw, sv)
-        dv_cross(tw, sv, y)
-        for j in range(3):
-            W[k, _Z + j] = y[3 + j]
-            W[k, _Z + 3 + j] = y[j]
-        if has_fext:
-            for j in range(3):
-                W[k, _Z + j] -= fext[k, 3 + j]
-                W[k, _Z + 3 + j] -= fext[k, j]
+        f0, f1, f2, t0, t1, t2 = _velocity_wrench(reals, k, W, fext)
+        W[k, _Z] = t0
+        W[k, _Z + 1] = t1
+        W[k, _Z + 2] = t2
+        W[k, _Z + 3] = f0
+        W[k, _Z + 4] = f1
+        W[k, _Z + 5] = f2
 
 
 @njit(cache=True)
@@ -530,15 +351,15 @@ def _articulated(ints, reals, tau, W):
             if p >= 0:  # P^A = 0, z^A = tau: only the joint's own wrench reaches the parent
                 for j in range(6):
                     W[nb, _ZA + j] = tau[i + j]
-                _wrench_to_parent(W, k, nb, _ZA, p)
+                _wrench_to_parent(W, k, nb, _ZA, p, _Z)
             continue
         else:
             if p >= 0:
                 _inertia_to_parent(W, k, k, _P, p)
-                _wrench_to_parent(W, k, k, _Z, p)
+                _wrench_to_parent(W, k, k, _Z, p, _Z)
             continue
         _inertia_to_parent(W, k, nb, _PA, p)
-        _wrench_to_parent(W, k, nb, _ZA, p)
+        _wrench_to_parent(W, k, nb, _ZA, p, _Z)
     return True
 
 
@@ -781,17 +602,7 @@ def split_wrenches(ints, reals, wrench, actuation, constraint, tau):
 @njit(cache=True, _nrt=False)
 def _column(ints, reals, k, j, out):
     """``out = S_k e_j``: column j of joint k's motion subspace (twist ``[w, v]``)."""
-    t = ints[k, I_JTYPE]
-    for m in range(6):
-        out[m] = 0.0
-    if t == REVOLUTE:
-        for m in range(3):
-            out[m] = reals[k, R_AXIS + m]
-    elif t == PRISMATIC:
-        for m in range(3):
-            out[3 + m] = reals[k, R_AXIS + m]
-    else:
-        out[j] = 1.0
+    out[0], out[1], out[2], out[3], out[4], out[5] = _joint_column(ints, reals, k, j)
 
 
 @njit(cache=True, _nrt=False)
@@ -867,7 +678,7 @@ def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
                 s += G[m, c] * W[k, _UU + c]
             W[nb, _ZA + m] = s
         _inertia_to_parent(W, k, nb, _PA, p)
-        _wrench_to_parent(W, k, nb, _ZA, p)
+        _wrench_to_parent(W, k, nb, _ZA, p, _Z)
     return True
 
 

@@ -10,6 +10,14 @@ Notation (paper Sec. 2, ``DESIGN.md``): ``rel[k] = q^_{parent,k}``, the pose
 of body k in its parent; ``Ad_k x = rel[k]* o x o rel[k]`` carries a dual
 vector from the parent's frame to k's (P8, P19); ``S_k`` is the joint's motion
 subspace (the paper's ``H^_k``); ``M^_k`` the dual inertia.
+
+The dynamics recursions (``rnea`` P12/P16/P23, ``crba`` P31, and the
+articulated-body ones of :mod:`._aba`) share one base-to-tip step
+(:func:`_twist_step`: joint transform, twist, velocity product) and evaluate
+the dual-quaternion frame changes through their 3x3 rotation + translation
+form (section "frames as rotation + translation" below); the kinematics
+kernels (``poses``, ``twists``, ``frame_jacobian``, ...) work on the dual
+quaternions themselves.
 """
 
 import math
@@ -21,14 +29,11 @@ from dqspace.dq._kernels import (
     dq_mul,
     dq_normalize,
     dq_screw_exp,
-    dq_translation,
     dv_cross,
     dv_frame_change,
     dv_frame_change_inv,
     q_exp,
     q_mul,
-    q_rotate_inv,
-    q_to_rotation_matrix,
 )
 
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
@@ -80,9 +85,55 @@ def relative_pose(ints, reals, k, q, out):
             out[j] = place[j]
 
 
+@njit(cache=True, _nrt=False)
+def _joint_twist(ints, reals, k, x):
+    """``S_k x_k`` (as :func:`motion`) as a 6-tuple ``[w, v]``, for the dynamics passes."""
+    t = ints[k, I_JTYPE]
+    i = ints[k, I_VI]
+    if t == REVOLUTE:
+        s = x[i]
+        return (
+            reals[k, R_AXIS] * s, reals[k, R_AXIS + 1] * s, reals[k, R_AXIS + 2] * s,
+            0.0, 0.0, 0.0,
+        )  # fmt: skip
+    if t == PRISMATIC:
+        s = x[i]
+        return (
+            0.0, 0.0, 0.0,
+            reals[k, R_AXIS] * s, reals[k, R_AXIS + 1] * s, reals[k, R_AXIS + 2] * s,
+        )  # fmt: skip
+    if t == SPHERICAL:
+        return (x[i], x[i + 1], x[i + 2], 0.0, 0.0, 0.0)
+    if t == FREE:
+        return (x[i], x[i + 1], x[i + 2], x[i + 3], x[i + 4], x[i + 5])
+    return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@njit(cache=True, _nrt=False)
+def _joint_column(ints, reals, k, c):
+    """``S_k e_c``: column c of joint k's motion subspace, a twist 6-tuple ``[w, v]``."""
+    t = ints[k, I_JTYPE]
+    if t == REVOLUTE:
+        return (reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2], 0.0, 0.0, 0.0)
+    if t == PRISMATIC:
+        return (0.0, 0.0, 0.0, reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2])
+    return (
+        1.0 if c == 0 else 0.0,
+        1.0 if c == 1 else 0.0,
+        1.0 if c == 2 else 0.0,
+        1.0 if c == 3 else 0.0,
+        1.0 if c == 4 else 0.0,
+        1.0 if c == 5 else 0.0,
+    )
+
+
 @njit(cache=True)
 def motion(ints, reals, k, x, out):
-    """``out = S_k x_k``: the joint's twist for joint-velocity (or acceleration) vector x."""
+    """``out = S_k x_k``: the joint's twist for joint-velocity (or acceleration) vector x.
+
+    The array form of :func:`_joint_twist` (same arithmetic), used by the
+    kinematics kernels; ``benchmarks/op_counts.py`` counts its source.
+    """
     t = ints[k, I_JTYPE]
     i = ints[k, I_VI]
     for j in range(6):
@@ -101,37 +152,30 @@ def motion(ints, reals, k, x, out):
             out[j] = x[i + j]
 
 
-@njit(cache=True)
-def project(ints, reals, k, f, tau):
-    """``tau_k = S_k^T f^s``: the generalized force of joint k from the wrench f (swap)."""
-    t = ints[k, I_JTYPE]
-    i = ints[k, I_VI]
-    if t == REVOLUTE:
-        tau[i] = reals[k, R_AXIS] * f[3] + reals[k, R_AXIS + 1] * f[4] + reals[k, R_AXIS + 2] * f[5]
-    elif t == PRISMATIC:
-        tau[i] = reals[k, R_AXIS] * f[0] + reals[k, R_AXIS + 1] * f[1] + reals[k, R_AXIS + 2] * f[2]
-    elif t == SPHERICAL:
-        for j in range(3):
-            tau[i + j] = f[3 + j]
-    elif t == FREE:
-        for j in range(3):
-            tau[i + j] = f[3 + j]
-            tau[i + 3 + j] = f[j]
-
-
-@njit(cache=True)
-def momentum(reals, k, w, out):
-    """``out = M^_k w = [p, h]``: ``p = m (v + w x c)``, ``h = J_O w + m c x v`` (P6)."""
+@njit(cache=True, _nrt=False)
+def _momentum6(reals, k, w0, w1, w2, v0, v1, v2):
+    """``M^_k w = [p, h]`` (P6) for the twist ``w = [w, v]``, as a 6-tuple."""
     m = reals[k, R_MASS]
     c0, c1, c2 = reals[k, R_COM], reals[k, R_COM + 1], reals[k, R_COM + 2]
-    w0, w1, w2, v0, v1, v2 = w[0], w[1], w[2], w[3], w[4], w[5]
-    out[0] = m * (v0 + w1 * c2 - w2 * c1)
-    out[1] = m * (v1 + w2 * c0 - w0 * c2)
-    out[2] = m * (v2 + w0 * c1 - w1 * c0)
-    J = reals[k, R_JO : R_JO + 9]
-    out[3] = J[0] * w0 + J[1] * w1 + J[2] * w2 + m * (c1 * v2 - c2 * v1)
-    out[4] = J[3] * w0 + J[4] * w1 + J[5] * w2 + m * (c2 * v0 - c0 * v2)
-    out[5] = J[6] * w0 + J[7] * w1 + J[8] * w2 + m * (c0 * v1 - c1 * v0)
+    return (
+        m * (v0 + w1 * c2 - w2 * c1),
+        m * (v1 + w2 * c0 - w0 * c2),
+        m * (v2 + w0 * c1 - w1 * c0),
+        reals[k, R_JO] * w0 + reals[k, R_JO + 1] * w1 + reals[k, R_JO + 2] * w2
+        + m * (c1 * v2 - c2 * v1),
+        reals[k, R_JO + 3] * w0 + reals[k, R_JO + 4] * w1 + reals[k, R_JO + 5] * w2
+        + m * (c2 * v0 - c0 * v2),
+        reals[k, R_JO + 6] * w0 + reals[k, R_JO + 7] * w1 + reals[k, R_JO + 8] * w2
+        + m * (c0 * v1 - c1 * v0),
+    )  # fmt: skip
+
+
+@njit(cache=True, _nrt=False)
+def momentum(reals, k, w, out):
+    """``out = M^_k w = [p, h]``: ``p = m (v + w x c)``, ``h = J_O w + m c x v`` (P6)."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = _momentum6(
+        reals, k, w[0], w[1], w[2], w[3], w[4], w[5]
+    )
 
 
 @njit(cache=True)
@@ -156,6 +200,294 @@ def spatial_inertia(reals, k, out):
     for i in range(3):
         for j in range(3):
             out[3 + i, j] = out[j, 3 + i]
+
+
+# ------------------------------------------------ frames as rotation + translation
+# The recursions rnea and crba below, and the articulated-body ones of ``_aba``,
+# keep their per-body quantities in one workspace ``W`` (a row per body plus
+# scratch rows), allocated once per call and addressed by row and offset.  Row
+# k starts with the frame of body k in its parent and its velocity:
+_R = 0  # rotation R of rel_k (body k -> parent), R[i, j] at _R + 3 i + j
+_RB = 9  # translation r^k of rel_k, in body k
+_TW = 12  # twist w_k (P12)
+_AL = 18  # velocity product alpha_k (P15)
+# The dual-quaternion frame change ``Ad_k x = rel_k* o x o rel_k`` (P8) of a
+# twist and its dual ``rel_k o f o rel_k*`` (P19) of a wrench are evaluated
+# through their matrix form ``Ad_k = [[R^T, 0], [-[r]x R^T, R^T]]``
+# (``dq_adjoint``; r = r^k the translation of rel_k in body k), from R and r^k
+# computed once per body (:func:`_joint_transform`): 24 multiplications per
+# frame change instead of the 57 of the sandwich product ``dv_frame_change``.
+#
+# Speed.  The helpers and passes taking arrays are compiled with numba's
+# ``_nrt=False``: a compiled function with array arguments and branches
+# otherwise pays an atomic reference-count increment and decrement per array
+# argument and per array view at every call, which numba's pruning does not
+# remove.  The rule that
+# makes this safe: an ``_nrt=False`` function never allocates, never returns
+# an array, and only sees arrays its NRT-enabled caller owns (the public
+# kernels ``rnea``, ``crba``, ``_aba.aba``, ... allocate W and call the
+# passes).  Small results travel as tuples of floats.  The four per-body
+# steps called once per body by every recursion (_joint_transform,
+# _twist_step, _velocity_wrench, _composite_to_parent) are inlined by numba
+# (``inline="always"``): LLVM does not inline them on its own (too large), and
+# the call, which passes each array as its ~9 separate fields, cost about
+# 200 ns per rnea call on the paper's model; inlining them costs ~2 s of
+# compilation from a cold cache, once.
+
+
+@njit(cache=True)
+def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
+    """The Hamilton product ``a o b`` (``q_mul``) on scalars, returned as a 4-tuple."""
+    return (
+        a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+        a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+        a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+        a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
+    )
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _joint_transform(ints, reals, k, q, W):
+    """``rel_k = placement_k o X_J(q_k)`` (as :func:`relative_pose`); its R and r^k into W[k].
+
+    The dual-quaternion product (Table 1) ``p_r x_r + eps (p_r x_d + p_d x_r)``
+    with the joint motion's zero parts skipped; ``R`` is the rotation matrix of
+    ``rel_r`` and ``r^k = 2 vec(rel_r* o rel_d)`` (``dq_translation_body``).
+    """
+    t = ints[k, I_JTYPE]
+    iq = ints[k, I_QI]
+    p0, p1, p2, p3 = (
+        reals[k, R_PLACE],
+        reals[k, R_PLACE + 1],
+        reals[k, R_PLACE + 2],
+        reals[k, R_PLACE + 3],
+    )
+    d0, d1, d2, d3 = (
+        reals[k, R_PLACE + 4],
+        reals[k, R_PLACE + 5],
+        reals[k, R_PLACE + 6],
+        reals[k, R_PLACE + 7],
+    )
+    if t == REVOLUTE or t == SPHERICAL:
+        if t == REVOLUTE:
+            h = 0.5 * q[iq]
+            s = math.sin(h)
+            x0, x1, x2, x3 = (
+                math.cos(h),
+                s * reals[k, R_AXIS],
+                s * reals[k, R_AXIS + 1],
+                s * reals[k, R_AXIS + 2],
+            )
+        else:
+            x0, x1, x2, x3 = q[iq], q[iq + 1], q[iq + 2], q[iq + 3]
+        r0, r1, r2, r3 = _qmul(p0, p1, p2, p3, x0, x1, x2, x3)
+        e0, e1, e2, e3 = _qmul(d0, d1, d2, d3, x0, x1, x2, x3)
+    elif t == PRISMATIC:
+        h = 0.5 * q[iq]
+        r0, r1, r2, r3 = p0, p1, p2, p3
+        h0, h1, h2 = h * reals[k, R_AXIS], h * reals[k, R_AXIS + 1], h * reals[k, R_AXIS + 2]
+        e0, e1, e2, e3 = _qmul(p0, p1, p2, p3, 0.0, h0, h1, h2)
+        e0, e1, e2, e3 = e0 + d0, e1 + d1, e2 + d2, e3 + d3
+    elif t == FREE:
+        r0, r1, r2, r3 = _qmul(p0, p1, p2, p3, q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
+        e0, e1, e2, e3 = _qmul(p0, p1, p2, p3, q[iq + 4], q[iq + 5], q[iq + 6], q[iq + 7])
+        f0, f1, f2, f3 = _qmul(d0, d1, d2, d3, q[iq], q[iq + 1], q[iq + 2], q[iq + 3])
+        e0, e1, e2, e3 = e0 + f0, e1 + f1, e2 + f2, e3 + f3
+    else:
+        r0, r1, r2, r3 = p0, p1, p2, p3
+        e0, e1, e2, e3 = d0, d1, d2, d3
+    # rotation matrix of rel_r (q_to_rotation_matrix)
+    W[k, _R] = 1.0 - 2.0 * (r2 * r2 + r3 * r3)
+    W[k, _R + 1] = 2.0 * (r1 * r2 - r0 * r3)
+    W[k, _R + 2] = 2.0 * (r1 * r3 + r0 * r2)
+    W[k, _R + 3] = 2.0 * (r1 * r2 + r0 * r3)
+    W[k, _R + 4] = 1.0 - 2.0 * (r1 * r1 + r3 * r3)
+    W[k, _R + 5] = 2.0 * (r2 * r3 - r0 * r1)
+    W[k, _R + 6] = 2.0 * (r1 * r3 - r0 * r2)
+    W[k, _R + 7] = 2.0 * (r2 * r3 + r0 * r1)
+    W[k, _R + 8] = 1.0 - 2.0 * (r1 * r1 + r2 * r2)
+    # r^k = 2 vec(rel_r* o rel_d)
+    _, t1, t2, t3 = _qmul(r0, -r1, -r2, -r3, e0, e1, e2, e3)
+    W[k, _RB] = 2.0 * t1
+    W[k, _RB + 1] = 2.0 * t2
+    W[k, _RB + 2] = 2.0 * t3
+
+
+@njit(cache=True, _nrt=False)
+def _to_child(W, k, x0, x1, x2, x3, x4, x5):
+    """``Ad_k x = rel_k* o x o rel_k`` (P8) of a twist or acceleration ``x = [w, v]``.
+
+    Real part ``R^T x_r``, dual part ``R^T x_d + (R^T x_r) x r^k``; a 6-tuple.
+    """
+    R00, R01, R02 = W[k, _R], W[k, _R + 1], W[k, _R + 2]
+    R10, R11, R12 = W[k, _R + 3], W[k, _R + 4], W[k, _R + 5]
+    R20, R21, R22 = W[k, _R + 6], W[k, _R + 7], W[k, _R + 8]
+    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
+    y0 = R00 * x0 + R10 * x1 + R20 * x2
+    y1 = R01 * x0 + R11 * x1 + R21 * x2
+    y2 = R02 * x0 + R12 * x1 + R22 * x2
+    return (
+        y0,
+        y1,
+        y2,
+        R00 * x3 + R10 * x4 + R20 * x5 + (y1 * r2 - y2 * r1),
+        R01 * x3 + R11 * x4 + R21 * x5 + (y2 * r0 - y0 * r2),
+        R02 * x3 + R12 * x4 + R22 * x5 + (y0 * r1 - y1 * r0),
+    )
+
+
+@njit(cache=True, _nrt=False)
+def _to_parent(W, k, f0, f1, f2, t0, t1, t2):
+    """``rel_k o f o rel_k*`` (P19) of a wrench ``[f, tau]`` of body k, in its parent.
+
+    ``f_p = R f``, ``tau_p = R (tau + r^k x f)`` (the moment about the parent's
+    origin); a 6-tuple ``[f_p, tau_p]``.
+    """
+    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
+    m0 = t0 + (r1 * f2 - r2 * f1)
+    m1 = t1 + (r2 * f0 - r0 * f2)
+    m2 = t2 + (r0 * f1 - r1 * f0)
+    R00, R01, R02 = W[k, _R], W[k, _R + 1], W[k, _R + 2]
+    R10, R11, R12 = W[k, _R + 3], W[k, _R + 4], W[k, _R + 5]
+    R20, R21, R22 = W[k, _R + 6], W[k, _R + 7], W[k, _R + 8]
+    return (
+        R00 * f0 + R01 * f1 + R02 * f2,
+        R10 * f0 + R11 * f1 + R12 * f2,
+        R20 * f0 + R21 * f1 + R22 * f2,
+        R00 * m0 + R01 * m1 + R02 * m2,
+        R10 * m0 + R11 * m1 + R12 * m2,
+        R20 * m0 + R21 * m1 + R22 * m2,
+    )
+
+
+@njit(cache=True, _nrt=False)
+def _motion_to_child(W, k, src, so, dst):
+    """``W[k, dst:dst+6] = Ad_k x`` (:func:`_to_child`) for ``x = W[src, so:so+6]``."""
+    y0, y1, y2, y3, y4, y5 = _to_child(
+        W, k, W[src, so], W[src, so + 1], W[src, so + 2],
+        W[src, so + 3], W[src, so + 4], W[src, so + 5],
+    )  # fmt: skip
+    W[k, dst] = y0
+    W[k, dst + 1] = y1
+    W[k, dst + 2] = y2
+    W[k, dst + 3] = y3
+    W[k, dst + 4] = y4
+    W[k, dst + 5] = y5
+
+
+@njit(cache=True, _nrt=False)
+def _wrench_to_parent(W, k, src, so, p, dst):
+    """``W[p, dst:dst+6] += Ad_k^T f`` for the swapped wrench ``f = W[src, so:so+6] = [tau, f]``.
+
+    ``Ad_k^T f`` is the swap of ``rel_k o f^ o rel_k*`` (:func:`_to_parent`).
+    """
+    f0, f1, f2, t0, t1, t2 = _to_parent(
+        W, k, W[src, so + 3], W[src, so + 4], W[src, so + 5],
+        W[src, so], W[src, so + 1], W[src, so + 2],
+    )  # fmt: skip
+    W[p, dst] += t0
+    W[p, dst + 1] += t1
+    W[p, dst + 2] += t2
+    W[p, dst + 3] += f0
+    W[p, dst + 4] += f1
+    W[p, dst + 5] += f2
+
+
+@njit(cache=True)
+def _rotate(R, s00, s01, s02, s10, s11, s12, s20, s21, s22, sym):
+    """``R S R^T`` for a 3x3 ``S`` (row-major scalars), R a 9-tuple (row-major).
+
+    Returns the 9 entries row-major; with ``sym`` (S symmetric) the lower
+    triangle is copied from the upper one.
+    """
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
+    # T = S R^T
+    t00 = s00 * R00 + s01 * R01 + s02 * R02
+    t01 = s00 * R10 + s01 * R11 + s02 * R12
+    t02 = s00 * R20 + s01 * R21 + s02 * R22
+    t10 = s10 * R00 + s11 * R01 + s12 * R02
+    t11 = s10 * R10 + s11 * R11 + s12 * R12
+    t12 = s10 * R20 + s11 * R21 + s12 * R22
+    t20 = s20 * R00 + s21 * R01 + s22 * R02
+    t21 = s20 * R10 + s21 * R11 + s22 * R12
+    t22 = s20 * R20 + s21 * R21 + s22 * R22
+    o00 = R00 * t00 + R01 * t10 + R02 * t20
+    o01 = R00 * t01 + R01 * t11 + R02 * t21
+    o02 = R00 * t02 + R01 * t12 + R02 * t22
+    o11 = R10 * t01 + R11 * t11 + R12 * t21
+    o12 = R10 * t02 + R11 * t12 + R12 * t22
+    o22 = R20 * t02 + R21 * t12 + R22 * t22
+    if sym:
+        return o00, o01, o02, o01, o11, o12, o02, o12, o22
+    o10 = R10 * t00 + R11 * t10 + R12 * t20
+    o20 = R20 * t00 + R21 * t10 + R22 * t20
+    o21 = R20 * t01 + R21 * t11 + R22 * t21
+    return o00, o01, o02, o10, o11, o12, o20, o21, o22
+
+
+@njit(cache=True)
+def _cross6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    """Dual cross product ``a x b`` (``dv_cross``, Table 1) on scalars, a 6-tuple."""
+    return (
+        a1 * b2 - a2 * b1,
+        a2 * b0 - a0 * b2,
+        a0 * b1 - a1 * b0,
+        (a1 * b5 - a2 * b4) + (a4 * b2 - a5 * b1),
+        (a2 * b3 - a0 * b5) + (a5 * b0 - a3 * b2),
+        (a0 * b4 - a1 * b3) + (a3 * b1 - a4 * b0),
+    )
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _twist_step(ints, reals, k, q, v, W):
+    """Frame, twist and velocity product of body k into W[k] (one step of P12, P15).
+
+    ``rel_k`` as R and r^k (:func:`_joint_transform`), ``w_k = Ad_k w_parent +
+    S_k v_k`` (P12; the root's parent is the inertial frame, at rest) and
+    ``alpha_k = (Ad_k w_parent) x S_k v_k = w_k x S_k v_k`` (P15 for a joint
+    whose motion subspace is constant in body coordinates).
+    """
+    _joint_transform(ints, reals, k, q, W)
+    p = ints[k, I_PARENT]
+    if p < 0:
+        w0 = w1 = w2 = w3 = w4 = w5 = 0.0
+    else:
+        w0, w1, w2, w3, w4, w5 = _to_child(
+            W, k, W[p, _TW], W[p, _TW + 1], W[p, _TW + 2],
+            W[p, _TW + 3], W[p, _TW + 4], W[p, _TW + 5],
+        )  # fmt: skip
+    s0, s1, s2, s3, s4, s5 = _joint_twist(ints, reals, k, v)
+    c0, c1, c2, c3, c4, c5 = _cross6(w0, w1, w2, w3, w4, w5, s0, s1, s2, s3, s4, s5)
+    W[k, _AL] = c0
+    W[k, _AL + 1] = c1
+    W[k, _AL + 2] = c2
+    W[k, _AL + 3] = c3
+    W[k, _AL + 4] = c4
+    W[k, _AL + 5] = c5
+    W[k, _TW] = w0 + s0
+    W[k, _TW + 1] = w1 + s1
+    W[k, _TW + 2] = w2 + s2
+    W[k, _TW + 3] = w3 + s3
+    W[k, _TW + 4] = w4 + s4
+    W[k, _TW + 5] = w5 + s5
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _velocity_wrench(reals, k, W, fext):
+    """``w_k x M^_k w_k - fext_k`` (the velocity and external terms of P23), ``[f, tau]``.
+
+    ``fext`` (nb, 6), or (0, 6) for none.  A 6-tuple.
+    """
+    w0, w1, w2 = W[k, _TW], W[k, _TW + 1], W[k, _TW + 2]
+    w3, w4, w5 = W[k, _TW + 3], W[k, _TW + 4], W[k, _TW + 5]
+    h0, h1, h2, h3, h4, h5 = _momentum6(reals, k, w0, w1, w2, w3, w4, w5)
+    c0, c1, c2, c3, c4, c5 = _cross6(w0, w1, w2, w3, w4, w5, h0, h1, h2, h3, h4, h5)
+    if fext.shape[0] > 0:
+        return (
+            c0 - fext[k, 0], c1 - fext[k, 1], c2 - fext[k, 2],
+            c3 - fext[k, 3], c4 - fext[k, 4], c5 - fext[k, 5],
+        )  # fmt: skip
+    return (c0, c1, c2, c3, c4, c5)
 
 
 # --------------------------------------------------------------- kinematics
@@ -218,116 +550,227 @@ def accelerations(ints, reals, rel, twist, v, a, acc):
                 acc[k, j] += sa[j] + c[j]
 
 
-@njit(cache=True)
-def gravity_in_body(pose, k, gravity, out):
-    """``[0, R_Ik^T g]``: uniform gravity as a dual vector in body k (zero rotation part)."""
-    g = np.empty(3)
-    q_rotate_inv(pose[k, :4], gravity, g)
-    out[0] = 0.0
-    out[1] = 0.0
-    out[2] = 0.0
-    out[3] = g[0]
-    out[4] = g[1]
-    out[5] = g[2]
-
-
 # ------------------------------------------------------------ inverse dynamics
+
+# rnea's workspace row k: the frame and velocity fields above, then
+_ACC = 24  # acceleration acc_k = d/dt w_k - g_k (row nb: -g, the inertial frame's)
+_F = 30  # wrench f_k, swapped: [tau, f]
+_RNEA_STRIDE = 36
+
+
+@njit(cache=True, _nrt=False)
+def _rnea(ints, reals, gravity, q, v, a, fext, tau, W):
+    """The two passes of :func:`rnea` on the workspace W (nb + 1, _RNEA_STRIDE).
+
+    Fills ``tau`` (nv,); ``W[k, _F:_F+6]`` holds the joint wrench ``f_k`` swapped.
+    ``fext`` is (nb, 6), or (0, 6) for no external wrenches.
+    """
+    nb = ints.shape[0]
+    for j in range(3):
+        W[nb, _ACC + j] = 0.0
+        W[nb, _ACC + 3 + j] = -gravity[j]
+    for k in range(nb):
+        p = ints[k, I_PARENT]
+        if p < 0:
+            p = nb  # the inertial frame
+        _twist_step(ints, reals, k, q, v, W)
+        y0, y1, y2, y3, y4, y5 = _to_child(
+            W, k, W[p, _ACC], W[p, _ACC + 1], W[p, _ACC + 2],
+            W[p, _ACC + 3], W[p, _ACC + 4], W[p, _ACC + 5],
+        )  # fmt: skip
+        s0, s1, s2, s3, s4, s5 = _joint_twist(ints, reals, k, a)
+        y0 += W[k, _AL] + s0
+        y1 += W[k, _AL + 1] + s1
+        y2 += W[k, _AL + 2] + s2
+        y3 += W[k, _AL + 3] + s3
+        y4 += W[k, _AL + 4] + s4
+        y5 += W[k, _AL + 5] + s5
+        W[k, _ACC] = y0
+        W[k, _ACC + 1] = y1
+        W[k, _ACC + 2] = y2
+        W[k, _ACC + 3] = y3
+        W[k, _ACC + 4] = y4
+        W[k, _ACC + 5] = y5
+        m0, m1, m2, m3, m4, m5 = _momentum6(reals, k, y0, y1, y2, y3, y4, y5)
+        b0, b1, b2, b3, b4, b5 = _velocity_wrench(reals, k, W, fext)
+        W[k, _F] = m3 + b3
+        W[k, _F + 1] = m4 + b4
+        W[k, _F + 2] = m5 + b5
+        W[k, _F + 3] = m0 + b0
+        W[k, _F + 4] = m1 + b1
+        W[k, _F + 5] = m2 + b2
+    for k in range(nb - 1, -1, -1):
+        t = ints[k, I_JTYPE]
+        i = ints[k, I_VI]
+        if t == REVOLUTE or t == PRISMATIC:
+            o = _F if t == REVOLUTE else _F + 3  # the torque or the force
+            tau[i] = (
+                reals[k, R_AXIS] * W[k, o]
+                + reals[k, R_AXIS + 1] * W[k, o + 1]
+                + reals[k, R_AXIS + 2] * W[k, o + 2]
+            )
+        elif t == SPHERICAL:
+            for j in range(3):
+                tau[i + j] = W[k, _F + j]
+        elif t == FREE:
+            for j in range(6):
+                tau[i + j] = W[k, _F + j]
+        p = ints[k, I_PARENT]
+        if p >= 0:
+            _wrench_to_parent(W, k, k, _F, p, _F)
 
 
 @njit(cache=True)
 def rnea(ints, reals, gravity, q, v, a, fext, tau, force):
     """Recursive inverse dynamics (P23) with the swap; returns nothing, fills tau and force.
 
-    Forward pass: twists and accelerations (P12, P16).  Backward pass:
-    ``f_k = M^_k (acc_k - g_k) + w_k x M^_k w_k - fext_k + sum_c Ad_c^-1 f_c``
-    and ``tau_k = S_k^T f_k^s``.  ``force[k]`` is the wrench the joint of body
-    k transmits to body k (from its parent), in body k, about its origin.
+    Base-to-tip pass: frames, twists ``w_k = Ad_k w_parent + S_k v_k`` (P12),
+    accelerations ``acc_k = Ad_k acc_parent + S_k a_k + w_k x S_k v_k`` (P16,
+    P15) and the wrenches ``M^_k acc_k + w_k x M^_k w_k - fext_k``; gravity
+    enters as the acceleration ``-g`` of the inertial frame (the parent of the
+    root), so ``acc_k = d/dt w_k - g_k``.  Tip-to-base pass:
+    ``f_k += sum_c Ad_c^-1 f_c`` (the wrench frame change ``rel_c o f_c o
+    rel_c*``, P19) and ``tau_k = S_k^T f_k^s``.  The frame changes are the
+    dual-quaternion ones evaluated through their rotation + translation form
+    (see :func:`_to_child`, :func:`_to_parent`).  ``force[k]`` (nb, 6) is the
+    wrench ``[f, tau]`` the joint of body k transmits to body k (from its
+    parent), in body k, about its origin.  ``fext`` (nb, 6) (or (0, 6): none).
     """
     nb = ints.shape[0]
-    rel = np.empty((nb, 8))
-    pose = np.empty((nb, 8))
-    twist = np.empty((nb, 6))
-    acc = np.empty((nb, 6))
-    poses(ints, reals, q, rel, pose)
-    twists(ints, reals, rel, v, twist)
-    accelerations(ints, reals, rel, twist, v, a, acc)
-    h = np.empty(6)
-    c = np.empty(6)
-    g = np.empty(6)
-    use_g = gravity[0] != 0.0 or gravity[1] != 0.0 or gravity[2] != 0.0
+    W = np.empty((nb + 1, _RNEA_STRIDE))
+    _rnea(ints, reals, gravity, q, v, a, fext, tau, W)
     for k in range(nb):
-        if use_g:
-            gravity_in_body(pose, k, gravity, g)
-            for j in range(6):
-                g[j] = acc[k, j] - g[j]
-            momentum(reals, k, g, force[k])
-        else:
-            momentum(reals, k, acc[k], force[k])
-        momentum(reals, k, twist[k], h)
-        dv_cross(twist[k], h, c)
-        for j in range(6):
-            force[k, j] += c[j] - fext[k, j]
-    for k in range(nb - 1, -1, -1):
-        project(ints, reals, k, force[k], tau)
-        p = ints[k, I_PARENT]
-        if p >= 0:
-            dv_frame_change_inv(rel[k], force[k], c)
-            for j in range(6):
-                force[p, j] += c[j]
+        for j in range(3):
+            force[k, j] = W[k, _F + 3 + j]
+            force[k, 3 + j] = W[k, _F + j]
 
 
 # ----------------------------------------------------------------- mass matrix
 
+# crba's workspace row k: the frame fields, then the composite rigid-body
+# inertia of the subtree of body k, in body k's frame, about its origin:
+_MC = 12  # mass [kg]
+_HC = 13  # first moment m c [kg m]
+_JC = 16  # inertia about the origin, upper triangle J00 J01 J02 J11 J12 J22 [kg m^2]
+_CRBA_STRIDE = 22
 
-@njit(cache=True)
-def _composite_to_parent(rel, m, h, J, hp, Jp):
-    """Add the rigid-body inertia (m, h = m c, J about the origin; child frame) to the
-    parent's (hp, Jp) after moving it into the parent frame through ``rel = q^_{p,c}``.
 
-    ``h' = R h + m r``, ``J' = R J R^T - [r]x[Rh]x - [Rh]x[r]x - m [r]x^2``.
+@njit(cache=True, _nrt=False, inline="always")
+def _composite_to_parent(W, k, p):
+    """Add body k's composite inertia (m, h = m c, J) to its parent's, moved through rel_k.
+
+    About the parent's origin, in k's axes (r = r^k): ``h' = h + m r``,
+    ``J' = J - [r]x[h]x - [h]x[r]x - m [r]x^2
+    = J + (2 r.h + m r.r) I - h r^T - r h^T - m r r^T``; then rotated into the
+    parent's axes: ``h_p += R h'``, ``J_p += R J' R^T``.
     """
-    R = np.empty((3, 3))
-    q_to_rotation_matrix(rel[:4], R)
-    r = np.empty(3)
-    dq_translation(rel, r)
-    Rh0 = R[0, 0] * h[0] + R[0, 1] * h[1] + R[0, 2] * h[2]
-    Rh1 = R[1, 0] * h[0] + R[1, 1] * h[1] + R[1, 2] * h[2]
-    Rh2 = R[2, 0] * h[0] + R[2, 1] * h[1] + R[2, 2] * h[2]
-    # R J R^T
-    T = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            T[i, j] = R[i, 0] * J[0, j] + R[i, 1] * J[1, j] + R[i, 2] * J[2, j]
-    for i in range(3):
-        for j in range(i, 3):
-            v = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
-            Jp[i, j] += v
-            if j != i:
-                Jp[j, i] += v
-    # -[r]x[a]x - [a]x[r]x = (r.a + a.r) I - (r a^T + a r^T) - ... : use
-    # -[r]x[a]x = (r.a) I - a r^T  and  -[a]x[r]x = (a.r) I - r a^T,  -m[r]x^2 = m((r.r) I - r r^T)
-    ra = r[0] * Rh0 + r[1] * Rh1 + r[2] * Rh2
-    rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
-    a = (Rh0, Rh1, Rh2)
-    for i in range(3):
-        for j in range(3):
-            d = 2.0 * ra + m * rr if i == j else 0.0
-            Jp[i, j] += d - a[i] * r[j] - r[i] * a[j] - m * r[i] * r[j]
-    hp[0] += Rh0 + m * r[0]
-    hp[1] += Rh1 + m * r[1]
-    hp[2] += Rh2 + m * r[2]
+    m = W[k, _MC]
+    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
+    h0, h1, h2 = W[k, _HC], W[k, _HC + 1], W[k, _HC + 2]
+    d = 2.0 * (r0 * h0 + r1 * h1 + r2 * h2) + m * (r0 * r0 + r1 * r1 + r2 * r2)
+    mr0, mr1, mr2 = m * r0, m * r1, m * r2
+    j00 = W[k, _JC] + d - 2.0 * h0 * r0 - mr0 * r0
+    j01 = W[k, _JC + 1] - h0 * r1 - r0 * h1 - mr0 * r1
+    j02 = W[k, _JC + 2] - h0 * r2 - r0 * h2 - mr0 * r2
+    j11 = W[k, _JC + 3] + d - 2.0 * h1 * r1 - mr1 * r1
+    j12 = W[k, _JC + 4] - h1 * r2 - r1 * h2 - mr1 * r2
+    j22 = W[k, _JC + 5] + d - 2.0 * h2 * r2 - mr2 * r2
+    g0, g1, g2 = h0 + mr0, h1 + mr1, h2 + mr2
+    R = (
+        W[k, _R], W[k, _R + 1], W[k, _R + 2],
+        W[k, _R + 3], W[k, _R + 4], W[k, _R + 5],
+        W[k, _R + 6], W[k, _R + 7], W[k, _R + 8],
+    )  # fmt: skip
+    A = _rotate(R, j00, j01, j02, j01, j11, j12, j02, j12, j22, True)
+    W[p, _MC] += m
+    W[p, _HC] += R[0] * g0 + R[1] * g1 + R[2] * g2
+    W[p, _HC + 1] += R[3] * g0 + R[4] * g1 + R[5] * g2
+    W[p, _HC + 2] += R[6] * g0 + R[7] * g1 + R[8] * g2
+    W[p, _JC] += A[0]
+    W[p, _JC + 1] += A[1]
+    W[p, _JC + 2] += A[2]
+    W[p, _JC + 3] += A[4]
+    W[p, _JC + 4] += A[5]
+    W[p, _JC + 5] += A[8]
 
 
-@njit(cache=True)
-def _momentum_of(m, h, J, w, out):
-    """``[p, h_O]`` of a rigid-body inertia (m, h = m c, J_O) moving with twist w = [w, v]."""
-    w0, w1, w2, v0, v1, v2 = w[0], w[1], w[2], w[3], w[4], w[5]
-    out[0] = m * v0 + (w1 * h[2] - w2 * h[1])
-    out[1] = m * v1 + (w2 * h[0] - w0 * h[2])
-    out[2] = m * v2 + (w0 * h[1] - w1 * h[0])
-    out[3] = J[0, 0] * w0 + J[0, 1] * w1 + J[0, 2] * w2 + (h[1] * v2 - h[2] * v1)
-    out[4] = J[1, 0] * w0 + J[1, 1] * w1 + J[1, 2] * w2 + (h[2] * v0 - h[0] * v2)
-    out[5] = J[2, 0] * w0 + J[2, 1] * w1 + J[2, 2] * w2 + (h[0] * v1 - h[1] * v0)
+@njit(cache=True, _nrt=False)
+def _composite_momentum(W, k, w0, w1, w2, v0, v1, v2):
+    """``[p, h_O]`` of body k's composite inertia moving with the twist ``[w, v]`` (P6)."""
+    m = W[k, _MC]
+    h0, h1, h2 = W[k, _HC], W[k, _HC + 1], W[k, _HC + 2]
+    J00, J01, J02 = W[k, _JC], W[k, _JC + 1], W[k, _JC + 2]
+    J11, J12, J22 = W[k, _JC + 3], W[k, _JC + 4], W[k, _JC + 5]
+    return (
+        m * v0 + (w1 * h2 - w2 * h1),
+        m * v1 + (w2 * h0 - w0 * h2),
+        m * v2 + (w0 * h1 - w1 * h0),
+        J00 * w0 + J01 * w1 + J02 * w2 + (h1 * v2 - h2 * v1),
+        J01 * w0 + J11 * w1 + J12 * w2 + (h2 * v0 - h0 * v2),
+        J02 * w0 + J12 * w1 + J22 * w2 + (h0 * v1 - h1 * v0),
+    )
+
+
+@njit(cache=True, _nrt=False)
+def _project_column(ints, reals, j, f0, f1, f2, t0, t1, t2, M, col):
+    """``M[v_j, col] = M[col, v_j] = S_j^T f^s`` for the wrench ``[f, tau]`` of body j."""
+    t = ints[j, I_JTYPE]
+    vj = ints[j, I_VI]
+    if t == REVOLUTE or t == PRISMATIC:
+        if t == REVOLUTE:
+            x = reals[j, R_AXIS] * t0 + reals[j, R_AXIS + 1] * t1 + reals[j, R_AXIS + 2] * t2
+        else:
+            x = reals[j, R_AXIS] * f0 + reals[j, R_AXIS + 1] * f1 + reals[j, R_AXIS + 2] * f2
+        M[vj, col] = x
+        M[col, vj] = x
+    elif t == SPHERICAL or t == FREE:
+        M[vj, col] = M[col, vj] = t0
+        M[vj + 1, col] = M[col, vj + 1] = t1
+        M[vj + 2, col] = M[col, vj + 2] = t2
+        if t == FREE:
+            M[vj + 3, col] = M[col, vj + 3] = f0
+            M[vj + 4, col] = M[col, vj + 4] = f1
+            M[vj + 5, col] = M[col, vj + 5] = f2
+
+
+@njit(cache=True, _nrt=False)
+def _crba(ints, reals, q, M, W):
+    """:func:`crba` on the workspace W (nb, at least _CRBA_STRIDE columns)."""
+    nb = ints.shape[0]
+    nv = M.shape[0]
+    for k in range(nb):
+        _joint_transform(ints, reals, k, q, W)
+        m = reals[k, R_MASS]
+        W[k, _MC] = m
+        for i in range(3):
+            W[k, _HC + i] = m * reals[k, R_COM + i]
+        W[k, _JC] = reals[k, R_JO]
+        W[k, _JC + 1] = reals[k, R_JO + 1]
+        W[k, _JC + 2] = reals[k, R_JO + 2]
+        W[k, _JC + 3] = reals[k, R_JO + 4]
+        W[k, _JC + 4] = reals[k, R_JO + 5]
+        W[k, _JC + 5] = reals[k, R_JO + 8]
+    for k in range(nb - 1, -1, -1):
+        p = ints[k, I_PARENT]
+        if p >= 0:
+            _composite_to_parent(W, k, p)
+    for i in range(nv):
+        for j in range(nv):
+            M[i, j] = 0.0
+    for k in range(nb):
+        vk = ints[k, I_VI]
+        for c in range(joint_nv(ints[k, I_JTYPE])):
+            s0, s1, s2, s3, s4, s5 = _joint_column(ints, reals, k, c)
+            # the composite momentum Ic_k S_k e_c, a wrench [f, tau] in body k
+            f0, f1, f2, t0, t1, t2 = _composite_momentum(W, k, s0, s1, s2, s3, s4, s5)
+            j = k
+            while True:
+                _project_column(ints, reals, j, f0, f1, f2, t0, t1, t2, M, vk + c)
+                p = ints[j, I_PARENT]
+                if p < 0:
+                    break
+                f0, f1, f2, t0, t1, t2 = _to_parent(W, j, f0, f1, f2, t0, t1, t2)
+                j = p
 
 
 @njit(cache=True)
@@ -339,54 +782,12 @@ def crba(ints, reals, q, M):
     product be evaluated by one tip-to-base sweep of composite rigid-body
     inertias (10 parameters each: mass, first moment, inertia about the body
     origin) and, per joint column, one walk to the root carrying the
-    composite momentum ``Ic_k S_k`` with the wrench frame change (P19).
+    composite momentum ``Ic_k S_k`` with the wrench frame change
+    ``rel_j o f o rel_j*`` (P19, evaluated through its rotation + translation
+    form, :func:`_to_parent`).
     """
-    nb = ints.shape[0]
-    nv = M.shape[0]
-    rel = np.empty((nb, 8))
-    for k in range(nb):
-        relative_pose(ints, reals, k, q, rel[k])
-    mc = np.empty(nb)
-    hc = np.empty((nb, 3))
-    Jc = np.empty((nb, 3, 3))
-    for k in range(nb):
-        m = reals[k, R_MASS]
-        mc[k] = m
-        for i in range(3):
-            hc[k, i] = m * reals[k, R_COM + i]
-            for j in range(3):
-                Jc[k, i, j] = reals[k, R_JO + 3 * i + j]
-    for k in range(nb - 1, 0, -1):
-        p = ints[k, I_PARENT]
-        _composite_to_parent(rel[k], mc[k], hc[k], Jc[k], hc[p], Jc[p])
-        mc[p] += mc[k]
-    for i in range(nv):
-        for j in range(nv):
-            M[i, j] = 0.0
-    e = np.zeros(nv)
-    col = np.empty(6)
-    F = np.empty(6)
-    tau = np.zeros(nv)
-    for k in range(nb):
-        nk = joint_nv(ints[k, I_JTYPE])
-        vk = ints[k, I_VI]
-        for c in range(nk):
-            e[vk + c] = 1.0
-            motion(ints, reals, k, e, col)
-            e[vk + c] = 0.0
-            _momentum_of(mc[k], hc[k], Jc[k], col, F)  # composite momentum, wrench form
-            j = k
-            while True:
-                project(ints, reals, j, F, tau)
-                vj = ints[j, I_VI]
-                for r in range(joint_nv(ints[j, I_JTYPE])):
-                    M[vj + r, vk + c] = tau[vj + r]
-                    M[vk + c, vj + r] = tau[vj + r]
-                p = ints[j, I_PARENT]
-                if p < 0:
-                    break
-                dv_frame_change_inv(rel[j], F, F)
-                j = p
+    W = np.empty((ints.shape[0], _CRBA_STRIDE))
+    _crba(ints, reals, q, M, W)
 
 
 @njit(cache=True)
@@ -425,19 +826,21 @@ def cholesky_solve(M, b, x):
 
 @njit(cache=True)
 def forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a):
-    """Forward dynamics (P32): ``M a = tau - C`` by a Cholesky solve; False if M is singular."""
+    """Forward dynamics (P32): ``M a = tau - C`` by a Cholesky solve; False if M is singular.
+
+    ``M`` by :func:`crba` (P31), ``C`` by :func:`rnea` (P23) at zero acceleration,
+    on one workspace.
+    """
     nv = v.shape[0]
-    nb = ints.shape[0]
     M = np.empty((nv, nv))
-    crba(ints, reals, q, M)
+    W = np.empty((ints.shape[0] + 1, _RNEA_STRIDE))
+    _crba(ints, reals, q, M, W)
     C = np.empty(nv)
-    force = np.empty((nb, 6))
     zero = np.zeros(nv)
-    rnea(ints, reals, gravity, q, v, zero, fext, C, force)
-    rhs = np.empty(nv)
+    _rnea(ints, reals, gravity, q, v, zero, fext, C, W)
     for i in range(nv):
-        rhs[i] = tau[i] - C[i]
-    return cholesky_solve(M, rhs, a)
+        C[i] = tau[i] - C[i]
+    return cholesky_solve(M, C, a)
 
 
 # ----------------------------------------------------------- configuration
@@ -479,7 +882,7 @@ def integrate(ints, q, v, dt, out):
             dq_normalize(out[i : i + 8], out[i : i + 8])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def config_error(ints, q):
     """(worst distance of a quaternion or base pose from its unit manifold, body index)."""
     worst = 0.0
@@ -640,4 +1043,3 @@ def dexpinv(ints, theta, v, out):
             for m in range(3):
                 out[j + m] = v[j + m] + 0.5 * w1[m] + f * w2[m]
                 out[j + 3 + m] = v[j + 3 + m] + 0.5 * w1[3 + m] + f * w2[3 + m] + rd * w2[m]
-

@@ -127,10 +127,11 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba"):
 # kernel's).  The checks are those of ``_state`` (finite values; base pose and
 # joint quaternions within CONFIG_TOL of unit); whenever one fails, or the mass
 # matrix is not positive-definite, the fast path declines and the general path
-# runs, which raises the documented error.  These functions are not cached on
-# disk: numba would store them with the kernels they call compiled in, and would
-# not notice when ``_kernels.py`` changes (a stale cache of a public function);
-# compiling them costs about 0.2-0.5 s per signature, once per process.
+# runs, which raises the documented error.  They call the kernels' passes
+# directly (``_rnea``, ``_crba`` on a workspace; no (nb, 6) force or zero
+# wrench arrays).  Like the kernels they are cached on disk, with the kernels
+# they call compiled in: numba does not notice when ``_kernels.py`` changes, so
+# delete the caches (``*.nbi``, ``*.nbc``) after editing a kernel.
 
 _ND = np.ndarray
 _F64 = np.dtype(np.float64)
@@ -156,7 +157,7 @@ def _plain_state(model, q, v, w, f_ext):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _finite(x):
     for i in range(x.shape[0]):
         if not math.isfinite(x[i]):
@@ -164,23 +165,25 @@ def _finite(x):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _state_ok(ints, q, v, w, fext, tol):
     """q, v, w finite, fext (None or (nb, 6)) finite and q on its unit manifold."""
     if not (_finite(q) and _finite(v) and _finite(w)):
         return False
     if fext is not None:
         for k in range(fext.shape[0]):
-            if not _finite(fext[k]):
-                return False
+            for j in range(6):
+                if not math.isfinite(fext[k, j]):
+                    return False
     err, _ = K.config_error(ints, q)
     return err <= tol
 
 
 @njit(cache=True)
-def _zeros_if_none(fext, nb):
+def _empty_if_none(fext):
+    """The kernels' "no external wrenches": an (0, 6) array for None."""
     if fext is None:
-        return np.zeros((nb, 6))
+        return np.empty((0, 6))
     return fext
 
 
@@ -188,9 +191,8 @@ def _zeros_if_none(fext, nb):
 def _id_fast(ints, reals, gravity, q, v, a, fext, tau, tol):
     if not _state_ok(ints, q, v, a, fext, tol):
         return False
-    nb = ints.shape[0]
-    force = np.empty((nb, 6))
-    K.rnea(ints, reals, gravity, q, v, a, _zeros_if_none(fext, nb), tau, force)
+    W = np.empty((ints.shape[0] + 1, K._RNEA_STRIDE))
+    K._rnea(ints, reals, gravity, q, v, a, _empty_if_none(fext), tau, W)
     return True
 
 
@@ -201,7 +203,8 @@ def _crba_fast(ints, reals, q, M, tol):
     err, _ = K.config_error(ints, q)
     if not err <= tol:
         return False
-    K.crba(ints, reals, q, M)
+    W = np.empty((ints.shape[0], K._CRBA_STRIDE))
+    K._crba(ints, reals, q, M, W)
     return True
 
 
@@ -209,8 +212,7 @@ def _crba_fast(ints, reals, q, M, tol):
 def _fd_fast(ints, reals, gravity, q, v, tau, fext, a, tol):
     if not _state_ok(ints, q, v, tau, fext, tol):
         return False
-    f = _zeros_if_none(fext, ints.shape[0])
-    return K.forward_dynamics_matrix(ints, reals, gravity, q, v, tau, f, a)
+    return K.forward_dynamics_matrix(ints, reals, gravity, q, v, tau, _empty_if_none(fext), a)
 
 
 @dataclass(frozen=True)
