@@ -17,7 +17,7 @@ Timed, all side by side in one run (``_timing.measure``):
   ``inverse_dynamics(model, q, v, a)``, ``forward_dynamics(model, q, v, tau)``:
   exactly what a user calls, with its validation and allocation of the result;
 * **dqspace, compiled kernel alone** — ``_kernels.crba``, ``_kernels.rnea``,
-  ``_kernels.forward_dynamics_matrix`` on pre-validated arrays with
+  ``_aba.aba`` (the default method of ``forward_dynamics``) on pre-validated arrays with
   pre-allocated outputs: the difference to the public call is the Python
   wrapper's cost;
 * **profile** — the kernel's time split into the cost of calling a compiled
@@ -40,6 +40,7 @@ import pinocchio as pin
 from _timing import fmt_time, machine, measure, table, verdict
 from numba import njit
 
+from dqspace.multibody import _aba as A
 from dqspace.multibody import _kernels as K
 from dqspace.multibody import forward_dynamics, inverse_dynamics, mass_matrix, models
 
@@ -73,7 +74,7 @@ def _crba_loop(n, ints, reals, q, M):
 @njit
 def _fd_loop(n, ints, reals, g, q, v, tau, fext, a):
     for _ in range(n):
-        K.forward_dynamics_matrix(ints, reals, g, q, v, tau, fext, a)
+        A.aba(ints, reals, g, q, v, tau, fext, a)  # forward_dynamics' default method
 
 
 LOOP = 200  # calls per compiled loop
@@ -126,7 +127,7 @@ def main(argv=None):
     )
 
     ints, reals, g = model._ints, model._reals, model.gravity
-    crba, rnea, fd_matrix = K.crba, K.rnea, K.forward_dynamics_matrix
+    crba, rnea, fd_aba = K.crba, K.rnea, A.aba
     fext = np.zeros((model.nb, 6))
     out_v = np.empty(model.nv)
     out_f = np.empty((model.nb, 6))
@@ -141,7 +142,7 @@ def main(argv=None):
         "ID/kernel": "rnea(ints, reals, g, q, v, a, fext, out_v, out_f)",
         "ID/pinocchio": "pin.rnea(pmodel, pdata, qp, vp, ap_)",
         "FD/dqspace": "forward_dynamics(model, q, v, tau)",
-        "FD/kernel": "fd_matrix(ints, reals, g, q, v, tau, fext, out_v)",
+        "FD/kernel": "fd_aba(ints, reals, g, q, v, tau, fext, out_v)",
         "FD/pinocchio": "pin.aba(pmodel, pdata, qp, vp, taup)",
         "M/loop": "_crba_loop(LOOP, ints, reals, q, out_M)",
         "ID/loop": "_rnea_loop(LOOP, ints, reals, g, q, v, a, fext, out_v, out_f)",
