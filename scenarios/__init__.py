@@ -4,6 +4,7 @@
 >>> sc = load_scenario("station-keeping", ["scenario.duration=2"])
 >>> res = run(sc, out="runs/demo")          # doctest: +SKIP
 >>> res["base_pos_err"].max()               # doctest: +SKIP
+>>> df = sweep(sc, {"scenario.seed": [0, 1]})  # doctest: +SKIP
 """
 
 from .config import ScenarioError, embedded_scenarios
@@ -11,6 +12,8 @@ from .plots import plot_all
 from .results import Results, SeriesInfo
 from .runner import RunInterrupted, run
 from .scenario import Scenario, load_scenario
+from .sweep import load_sweep, sweep
+from .tuning import TuneResult, tune
 
 __all__ = [
     "Results",
@@ -18,8 +21,12 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "SeriesInfo",
+    "TuneResult",
     "embedded_scenarios",
     "load_scenario",
+    "load_sweep",
     "plot_all",
     "run",
+    "sweep",
+    "tune",
 ]

@@ -1,7 +1,8 @@
-"""The ``dqspace`` command line: run, plot, list and show scenarios.
+"""The ``dqspace`` command line: run, sweep, plot, list and show scenarios.
 
 Exit status 0 on success, 1 on a run that failed or was interrupted (its
-partial results are kept), 2 on bad input (one line on stderr says why).
+partial results are kept) or a sweep with failed variants, 2 on bad input
+(one line on stderr says why).
 """
 
 import argparse
@@ -75,6 +76,55 @@ def _cmd_run(args):
     return 0
 
 
+def _cmd_sweep(args):
+    import pandas as pd
+
+    from .scenario import load_scenario
+    from .sweep import load_grid_file, load_samples_file, make_variants, sweep
+
+    sc = load_scenario(args.scenario, args.set)
+    grid = load_grid_file(args.grid) if args.grid else None
+    samples = load_samples_file(args.samples) if args.samples else None
+    make_variants(sc, grid, samples=samples, where=args.grid or args.samples)  # errors name it
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
+    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-sweep"
+    if args.scheduler:
+        where = args.scheduler
+    else:
+        where = f"a local cluster ({args.workers or 'one per CPU'} workers)"
+    T = sc.config["scenario"]["duration"]
+    print(f"sweep of {sc.name!r} ({T:g} s per variant) on {where} -> {out}")
+    try:
+        df = sweep(
+            sc,
+            grid,
+            samples=samples,
+            metrics=metrics,
+            out=out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            keep_results=args.keep_results,
+            retry_failed=args.retry_failed,
+            progress=not args.quiet,
+        )
+    except KeyboardInterrupt:
+        print(f"interrupted: the completed variants are kept in {out}", file=sys.stderr)
+        return 1
+    info = df.attrs["sweep"]
+    shown = df.drop(columns=["cached", "error"])
+    with pd.option_context("display.width", 250, "display.max_columns", 50):
+        print(shown.to_string(index=False, max_colwidth=48))
+    for vid, err in zip(df["variant"], df["error"], strict=True):
+        if isinstance(err, str):
+            print(f"variant {vid} failed: {err}")
+    print(
+        f"{len(df)} variants: {info['n_run']} run, {info['n_cached']} already stored, "
+        f"{info['n_failed']} failed; {info['wall_time']:.1f} s wall"
+    )
+    print(f"wrote {out / 'metrics.csv'} and {out / 'variants'}/<id>/metrics.json")
+    return 1 if info["n_failed"] else 0
+
+
 def _cmd_plot(args):
     from .plots import plot_all
     from .results import Results
@@ -131,6 +181,53 @@ def build_parser():
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_run)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run many variants of a scenario (on Dask) and tabulate their metrics",
+        description=(
+            "Run variants of a scenario on a Dask cluster (a local one by default) and "
+            "write <out>/metrics.csv plus <out>/variants/<id>/metrics.json per variant. "
+            "A sweep restarted with the same --out runs only the variants not stored yet."
+        ),
+    )
+    sw.add_argument("scenario", help="a .toml file or an embedded name (see `dqspace list`)")
+    src = sw.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--grid",
+        metavar="FILE",
+        help="TOML or JSON mapping section.key to lists of values (Cartesian product)",
+    )
+    src.add_argument(
+        "--samples",
+        metavar="FILE",
+        help="TOML ([[samples]] tables) or JSON (list of objects): explicit variants",
+    )
+    sw.add_argument("--out", help="output directory (default runs/<scenario name>-sweep)")
+    sw.add_argument(
+        "--workers", type=int, help="processes of the local cluster (default: one per CPU)"
+    )
+    sw.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="an existing Dask scheduler (tcp://host:port), or 'synchronous' (no cluster)",
+    )
+    sw.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a value of the base scenario (repeatable)",
+    )
+    sw.add_argument(
+        "--metrics", help="comma-separated metric names (default: all; see `dqspace run`)"
+    )
+    sw.add_argument(
+        "--keep-results", action="store_true", help="also store each variant's full result"
+    )
+    sw.add_argument("--retry-failed", action="store_true", help="rerun stored variants that failed")
+    sw.add_argument("--quiet", action="store_true", help="no progress line")
+    sw.set_defaults(func=_cmd_sweep)
 
     pl = sub.add_parser(
         "plot",

@@ -1,0 +1,792 @@
+"""Parameter sweeps: many variants of one scenario, run on Dask, collected in a DataFrame.
+
+A *variant* is a set of overrides of the base scenario, keyed like ``--set``:
+``{"base_controller.kp_trans": [2000, 2000, 2000], "scenario.seed": 1}``;
+``"faults[0].time"`` addresses an entry of the base's fault list and ``"faults"``
+replaces the whole list (a list of fault tables).  A sweep is either a *grid*
+(key -> list of values; the Cartesian product, the last key varying fastest)
+or explicit *samples* (a list of override dicts).
+
+>>> from dqspace.scenarios import load_scenario, sweep
+>>> sc = load_scenario("station-keeping", ["scenario.duration=5"])
+>>> df = sweep(sc, {"base_controller.kp_trans": [[600] * 3, [2000] * 3],
+...                 "scenario.seed": [0, 1]}, out="runs/kp")      # doctest: +SKIP
+
+Execution (``scheduler``): a ``dask.distributed`` LocalCluster of worker
+*processes* with one thread each (the simulation holds the GIL in places) by
+default; or an existing cluster (its address ``"tcp://host:port"``, a
+``distributed.Client`` or a cluster object); or ``"synchronous"``: one after
+the other in the calling process (debugging, reference timings).  Every worker
+compiles (or loads from numba's on-disk cache) the simulation kernels on first
+use.
+
+Storage (``out``): ``<out>/sweep.json`` (the base scenario),
+``<out>/variants/<id>/metrics.json`` per variant (its overrides, metrics, run
+time, error), optionally ``<out>/variants/<id>/result/`` (the full result), and
+``<out>/metrics.csv`` (the DataFrame).  Every file is written atomically by the
+client as its variant completes, so a sweep interrupted and restarted with the
+same ``out`` runs only the variants not yet stored.  The variant id is the
+first 16 hex digits of the SHA-256 of the canonical override set (keys sorted,
+values as validated by the schema: ``600`` and ``600.0`` are the same variant).
+"""
+
+import contextlib
+import hashlib
+import itertools
+import json
+import os
+import socket
+import sys
+import time
+import tomllib
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import _toml_value, apply_overrides, validate
+from .metrics import METRICS
+from .results import _json_default, _now, atomic_write_bytes, package_version
+from .scenario import Scenario, _cross_checks, load_scenario
+from .schema import SCHEMA
+
+__all__ = [
+    "Variant",
+    "sweep",
+    "make_variants",
+    "grid_product",
+    "scenario_with",
+    "variant_id",
+    "load_grid_file",
+    "load_samples_file",
+    "load_sweep",
+    "connect",
+    "SWEEP_FORMAT",
+]
+
+SWEEP_FORMAT = "dqspace-sweep/1"
+#: columns every sweep DataFrame has besides the overrides and the metrics
+EXTRA_COLUMNS = ("run_time", "error", "cached")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant of a sweep.
+
+    Attributes
+    ----------
+    id : str, 16 hex digits (hash of the canonical overrides)
+    overrides : dict key -> value, canonical (as validated: floats, lists, ...)
+    scenario : Scenario, the base with the overrides applied and validated
+    """
+
+    id: str
+    overrides: dict
+    scenario: Scenario
+
+
+# ----------------------------------------------------------------- overrides
+
+
+def _plain(v):
+    """Python/TOML-compatible value: tuples and arrays to lists, numpy scalars to Python."""
+    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    return v
+
+
+def _many_sections():
+    return {name for name, sec in SCHEMA.items() if sec.many}
+
+
+def _resolved_value(cfg, key):
+    """The value at ``key`` (``sec.name``, ``faults[i].name`` or ``faults``) of a config."""
+    if key in _many_sections():
+        return cfg[key]
+    sec, name = key.split(".", 1)
+    if sec.endswith("]") and "[" in sec:
+        base, idx = sec[:-1].split("[")
+        return cfg[base][int(idx)][name]
+    return cfg[sec][name]
+
+
+def variant_id(overrides):
+    """Deterministic id of a canonical override set: 16 hex digits of SHA-256.
+
+    ``overrides`` must be canonical (values as :func:`scenario_with` returns them);
+    the key order does not matter.
+    """
+    text = json.dumps(_plain(overrides), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def scenario_with(scenario, overrides, where="variant"):
+    """The base scenario with ``overrides`` applied and validated.
+
+    Parameters
+    ----------
+    scenario : Scenario, the base
+    overrides : dict key -> value (``"section.key"``, ``"faults[i].key"``, ``"faults"``)
+    where : str, named in error messages
+
+    Returns
+    -------
+    (Scenario, dict) : the variant and its canonical overrides (key -> validated value)
+
+    Raises
+    ------
+    ValueError (ScenarioError) naming ``where`` and the key.
+    """
+    if not isinstance(overrides, dict):
+        raise ValueError(f"{where}: overrides must be a mapping key -> value, got {overrides!r}")
+    doc = scenario.config
+    many = _many_sections()
+    strings = []
+    for key, value in overrides.items():
+        if not isinstance(key, str):
+            raise ValueError(f"{where}: override key {key!r} must be a string 'section.key'")
+        key = key.strip()
+        value = _plain(value)
+        if key in many:
+            if not isinstance(value, list):
+                raise ValueError(
+                    f"{where}: {key} must be a list of tables (one per entry), got {value!r}"
+                )
+            doc = {**doc, key: value}
+            continue
+        try:
+            strings.append(f"{key}={_toml_value(value)}")
+        except TypeError:
+            raise ValueError(
+                f"{where}: {key} = {value!r}: not a scenario value (number, string, "
+                f"bool or list of numbers)"
+            ) from None
+    doc = apply_overrides(doc, strings, where)
+    cfg = validate(doc, SCHEMA, where)
+    _cross_checks(cfg, where)
+    canon = {k.strip(): _resolved_value(cfg, k.strip()) for k in overrides}
+    return Scenario(cfg, f"{scenario.source} (with {canon})"), canon
+
+
+def grid_product(grid, where="grid"):
+    """The Cartesian product of a grid, as a list of override dicts.
+
+    Parameters
+    ----------
+    grid : dict key -> non-empty list of values (the last key varies fastest)
+    """
+    if not isinstance(grid, dict) or not grid:
+        raise ValueError(f"{where}: must be a non-empty mapping key -> list of values")
+    keys = list(grid)
+    for k in keys:
+        vals = grid[k]
+        if isinstance(vals, (str, bytes, dict)) or not hasattr(vals, "__len__") or not len(vals):
+            raise ValueError(f"{where}: {k!r} must map to a non-empty list of values, got {vals!r}")
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
+
+
+def make_variants(scenario, grid=None, *, samples=None, where=None):
+    """Resolve a grid or a list of samples into validated :class:`Variant` objects.
+
+    Raises ValueError naming the variant and the key on any invalid override, and on
+    two variants with the same canonical overrides.
+    """
+    if (grid is None) == (samples is None):
+        raise ValueError("give exactly one of grid (key -> list of values) or samples")
+    if grid is not None:
+        where = where or "grid"
+        combos = grid_product(grid, where)
+    else:
+        where = where or "samples"
+        if isinstance(samples, (str, bytes, dict)) or not hasattr(samples, "__iter__"):
+            raise ValueError(f"{where}: must be a list of override dicts, got {samples!r}")
+        combos = list(samples)
+        if not combos:
+            raise ValueError(f"{where}: is empty (give at least one override dict)")
+    out, seen = [], {}
+    for i, ov in enumerate(combos):
+        sc, canon = scenario_with(scenario, ov, f"{where} variant {i}")
+        vid = variant_id(canon)
+        if vid in seen:
+            raise ValueError(
+                f"{where}: variant {i} {canon} repeats variant {seen[vid]} (same overrides)"
+            )
+        seen[vid] = i
+        out.append(Variant(vid, canon, sc))
+    return out
+
+
+# --------------------------------------------------------------- grid files
+
+
+def _flatten(table, where):
+    """``{section: {key: v}}`` and ``{"section.key": v}`` -> ``{"section.key": v}``."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}: expected a table of overrides, got {table!r}")
+    flat = {}
+    many = _many_sections()
+    for k, v in table.items():
+        if isinstance(v, dict) and "." not in k and k not in many:
+            for kk, vv in v.items():
+                flat[f"{k}.{kk}"] = vv
+        elif "." in k or k in many:
+            flat[k] = v
+        else:
+            raise ValueError(f"{where}: key {k!r} must be section.key (e.g. scenario.seed)")
+    return flat
+
+
+def _read_mapping_file(path, kind):
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such {kind} file")
+    suffix = path.suffix.lower()
+    text = path.read_bytes()
+    if suffix == ".toml":
+        try:
+            return tomllib.loads(text.decode())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: invalid TOML ({str(exc).splitlines()[0]})") from None
+    if suffix == ".json":
+        try:
+            return json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: invalid JSON ({exc})") from None
+    raise ValueError(f"{path}: unknown {kind} file type {suffix!r} (use .toml or .json)")
+
+
+def load_grid_file(path):
+    """Read a grid file: TOML or JSON mapping ``section.key`` (or tables) to lists of values.
+
+    TOML::
+
+        [base_controller]
+        kp_trans = [[600, 600, 600], [2000, 2000, 2000]]
+        [scenario]
+        seed = [0, 1]
+
+    JSON: ``{"base_controller.kp_trans": [[600, 600, 600], [2000, 2000, 2000]],
+    "scenario.seed": [0, 1]}``.
+    """
+    doc = _read_mapping_file(path, "grid")
+    if not isinstance(doc, dict) or not doc:
+        raise ValueError(f"{path}: a grid file must map section.key to lists of values")
+    grid = _flatten(doc, str(path))
+    grid_product(grid, str(path))  # structure check: non-empty lists
+    return grid
+
+
+def load_samples_file(path):
+    """Read a samples file: explicit variants, one override table each.
+
+    TOML: ``[[samples]]`` tables (``base_controller.kp_trans = [...]``, dotted keys);
+    JSON: a list of objects, or ``{"samples": [...]}``.
+    """
+    doc = _read_mapping_file(path, "samples")
+    if isinstance(doc, dict):
+        if set(doc) != {"samples"}:
+            raise ValueError(
+                f"{path}: a samples file holds one array of tables 'samples' "
+                f"(found keys: {', '.join(sorted(doc)) or 'none'})"
+            )
+        doc = doc["samples"]
+    if not isinstance(doc, list) or not doc:
+        raise ValueError(f"{path}: 'samples' must be a non-empty list of override tables")
+    return [_flatten(s, f"{path} samples[{i}]") for i, s in enumerate(doc)]
+
+
+# ----------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class _MetricSpec:
+    names: tuple  # requested, in order
+    custom: dict  # name -> callable(Results) -> float
+
+
+def _metric_spec(metrics, scenario):
+    closed = scenario.config["scenario"]["kind"] == "closed_loop"
+    if metrics is None:
+        if not closed:
+            raise ValueError(
+                "metrics: an open-loop scenario has no standard metrics; give callables "
+                "f(results) -> float"
+            )
+        return _MetricSpec(tuple(METRICS), {})
+    items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m) for m in metrics]
+    if not items:
+        raise ValueError("metrics: empty (give names from summarize or callables)")
+    names, custom = [], {}
+    for name, m in items:
+        if isinstance(m, str):
+            if m not in METRICS:
+                raise ValueError(f"metrics: unknown metric {m!r} (known: {', '.join(METRICS)})")
+            if not closed:
+                raise ValueError(f"metrics: {m!r} needs a closed-loop scenario")
+            name = name or m
+            if name != m:
+                raise ValueError(f"metrics: {name!r}: a standard metric keeps its name {m!r}")
+        elif callable(m):
+            name = name or getattr(m, "__name__", "")
+            if not name.isidentifier():
+                raise ValueError(
+                    f"metrics: callable {m!r} has no usable name {name!r}; pass a dict "
+                    f"name -> callable"
+                )
+            if name in METRICS or name in EXTRA_COLUMNS or name == "variant":
+                raise ValueError(f"metrics: custom metric name {name!r} is already a column")
+            custom[name] = m
+        else:
+            raise ValueError(f"metrics: {m!r} is neither a metric name nor a callable")
+        if name in names:
+            raise ValueError(f"metrics: {name!r} requested twice")
+        names.append(name)
+    return _MetricSpec(tuple(names), custom)
+
+
+def _check_picklable(custom):
+    """Custom metrics travel to the workers with cloudpickle: fail early, naming the metric."""
+    import cloudpickle
+
+    for name, fn in custom.items():
+        try:
+            cloudpickle.dumps(fn)
+        except Exception as exc:
+            raise ValueError(
+                f"metrics: {name!r} cannot be sent to the workers ({type(exc).__name__}: "
+                f"{exc}); avoid capturing unpicklable objects such as locks or open files"
+            ) from None
+
+
+def _evaluate(config, source, custom, keep_result):
+    """Run one variant (on a worker); never raises for a failing run.
+
+    Returns dict: metrics (name -> float), run_time [s], error (str or None),
+    traceback, result (Results or None).
+    """
+    from .metrics import summarize
+    from .runner import run
+
+    rec = {"metrics": {}, "run_time": float("nan"), "error": None, "traceback": None}
+    rec["result"] = None
+    rec["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    t0 = time.perf_counter()
+    try:
+        res = run(Scenario(config, source), progress=False)
+    except Exception as exc:
+        rec["run_time"] = time.perf_counter() - t0
+        rec["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        rec["traceback"] = traceback.format_exc()
+        return rec
+    rec["run_time"] = time.perf_counter() - t0
+    errors = []
+    fns = dict(custom)
+    if config["scenario"]["kind"] == "closed_loop":
+        fns = {"summarize": summarize, **fns}
+    for name, fn in fns.items():
+        try:
+            value = fn(res)
+            if name == "summarize":
+                rec["metrics"].update(value)
+            else:
+                rec["metrics"][name] = float(value)
+        except Exception as exc:
+            if name != "summarize":
+                rec["metrics"][name] = float("nan")
+            errors.append(f"metric {name!r}: {type(exc).__name__}: {' '.join(str(exc).split())}")
+            rec["traceback"] = traceback.format_exc()
+    if errors:
+        rec["error"] = "; ".join(errors)
+    if keep_result:
+        rec["result"] = res
+    return rec
+
+
+# ----------------------------------------------------------------- storage
+
+
+def _base_doc(scenario):
+    """The parts of the base scenario that matter to a sweep's results (not ``outputs``)."""
+    return {k: v for k, v in scenario.config.items() if k != "outputs"}
+
+
+def _diff_keys(a, b, prefix=""):
+    keys = []
+    for k in sorted(set(a) | set(b)):
+        x, y = a.get(k), b.get(k)
+        if isinstance(x, dict) and isinstance(y, dict):
+            keys += _diff_keys(x, y, f"{prefix}{k}.")
+        elif x != y:
+            keys.append(f"{prefix}{k}")
+    return keys
+
+
+class _Store:
+    """``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``)."""
+
+    def __init__(self, out, scenario):
+        self.out = Path(out)
+        base = _base_doc(scenario)
+        mpath = self.out / "sweep.json"
+        if mpath.is_file():
+            try:
+                old = json.loads(mpath.read_text())
+            except (OSError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{mpath}: unreadable sweep manifest ({exc})") from None
+            if old.get("format") != SWEEP_FORMAT:
+                raise ValueError(f"{mpath}: unknown format {old.get('format')!r}")
+            if old.get("base") != json.loads(json.dumps(base, default=_json_default)):
+                diff = _diff_keys(old.get("base", {}), base)
+                raise ValueError(
+                    f"{self.out}: holds a sweep of a different base scenario (differs at "
+                    f"{', '.join(diff[:5])}); use another out directory"
+                )
+        else:
+            doc = {
+                "format": SWEEP_FORMAT,
+                "created": _now(),
+                "package_version": package_version(),
+                "source": scenario.source,
+                "base": base,
+            }
+            atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=_json_default).encode())
+
+    def dir(self, vid):
+        return self.out / "variants" / vid
+
+    def load(self, variant, names, retry_failed):
+        """The stored record of a variant if it answers ``names`` (else None: run it)."""
+        path = self.dir(variant.id) / "metrics.json"
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+        if rec.get("format") != SWEEP_FORMAT or rec.get("id") != variant.id:
+            return None
+        if rec.get("run_error"):
+            return None if retry_failed else rec
+        if rec.get("error") and retry_failed:
+            return None
+        if not set(names) <= set(rec.get("metrics", {})):
+            return None
+        return rec
+
+    def save(self, variant, rec):
+        doc = {
+            "format": SWEEP_FORMAT,
+            "id": variant.id,
+            "overrides": variant.overrides,
+            "metrics": rec["metrics"],
+            "run_time": rec["run_time"],
+            "error": rec["error"],
+            "run_error": rec["error"] is not None and not rec["metrics"],
+            "traceback": rec["traceback"],
+            "worker": rec.get("worker"),
+            "package_version": package_version(),
+            "created": _now(),
+        }
+        d = self.dir(variant.id)
+        if rec.get("result") is not None:
+            rec["result"].save(d / "result")
+        text = json.dumps(doc, indent=2, default=_json_default, allow_nan=True)
+        atomic_write_bytes(d / "metrics.json", text.encode())
+
+
+def load_sweep(out):
+    """Every stored variant of a sweep directory as a DataFrame (no runs).
+
+    Columns: ``variant``, the override keys, the stored metrics, ``run_time``, ``error``.
+    """
+    import pandas as pd
+
+    out = Path(out)
+    if not (out / "sweep.json").is_file():
+        raise ValueError(f"{out}: not a dqspace sweep directory (no sweep.json)")
+    rows = []
+    for p in sorted((out / "variants").glob("*/metrics.json")):
+        try:
+            rec = json.loads(p.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        row = {"variant": rec["id"]}
+        row.update({k: _cell(v) for k, v in rec["overrides"].items()})
+        row.update(rec["metrics"])
+        row.update(run_time=rec["run_time"], error=rec["error"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------- execution
+
+
+class _Progress:
+    """``sweep: 5/16 done (2 stored, 1 failed), 12.3 s`` on stderr."""
+
+    def __init__(self, total, n_cached, enabled, stream=None):
+        self.stream = stream or sys.stderr
+        self.total, self.done, self.failed, self.cached = total, n_cached, 0, n_cached
+        self.enabled = enabled and total > 0
+        mod = type(self.stream).__module__
+        self.live = getattr(self.stream, "isatty", lambda: False)() or mod.startswith("ipykernel")
+        self.t0 = time.perf_counter()
+        self.shown = -1
+        self.show()
+
+    def add(self, failed):
+        self.done += 1
+        self.failed += bool(failed)
+        self.show()
+
+    def show(self):
+        if not self.enabled:
+            return
+        decile = 10 * self.done // self.total
+        if not self.live and decile == self.shown and self.done < self.total:
+            return
+        self.shown = decile
+        el = time.perf_counter() - self.t0
+        bar = "#" * (20 * self.done // self.total)
+        line = (
+            f"sweep [{bar:20s}] {self.done}/{self.total} variants "
+            f"({self.cached} stored, {self.failed} failed)  {el:.1f} s"
+        )
+        self.stream.write(("\r" + line) if self.live else line + "\n")
+        self.stream.flush()
+
+    def close(self):
+        if self.enabled and self.live:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _check_execution(scheduler, workers):
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if scheduler is not None and workers is not None:
+        raise ValueError(
+            f"workers = {workers} applies to the local cluster only; with scheduler = "
+            f"{scheduler!r} the cluster's own workers run the sweep"
+        )
+    if isinstance(scheduler, str) and scheduler != "synchronous" and "://" not in scheduler:
+        raise ValueError(
+            f"scheduler = {scheduler!r}: expected an address such as 'tcp://host:8786' "
+            f"or 'synchronous'"
+        )
+
+
+@contextlib.contextmanager
+def connect(scheduler=None, workers=None):
+    """A ``distributed.Client`` for ``scheduler`` (see :func:`sweep`), closed on exit.
+
+    ``scheduler`` None starts a LocalCluster of ``workers`` processes (default: the
+    number of CPUs), one thread each, shut down on exit.  A Client given is yielded
+    as is and left open.  ``"synchronous"`` yields None (run in this process).
+    """
+    _check_execution(scheduler, workers)
+    if scheduler == "synchronous":
+        yield None
+        return
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if isinstance(scheduler, Client):
+        yield scheduler
+        return
+    if scheduler is None:
+        n = workers or os.cpu_count() or 1
+        with (
+            LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
+        return
+    address = getattr(scheduler, "scheduler_address", scheduler)
+    if not isinstance(address, str):
+        raise ValueError(
+            f"scheduler must be an address 'tcp://host:port', a distributed.Client, a "
+            f"cluster or 'synchronous', got {scheduler!r}"
+        )
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(f"scheduler {address!r}: cannot connect ({exc})") from None
+    with client:
+        yield client
+
+
+def _run_serial(todo, custom, keep, on_done):
+    for v in todo:
+        rec = _evaluate(v.scenario.config, v.scenario.source, custom, keep)
+        on_done(v, rec, persist=True)
+
+
+def _run_dask(client, todo, custom, keep, on_done):
+    from distributed import as_completed
+
+    futures = {}
+    for v in todo:
+        fut = client.submit(
+            _evaluate, v.scenario.config, v.scenario.source, custom, keep, pure=False
+        )
+        futures[fut] = v
+    try:
+        for fut in as_completed(list(futures)):
+            v = futures[fut]
+            try:
+                rec = fut.result()
+                persist = True
+            except Exception as exc:  # the cluster's failure, not the run's: retried next time
+                msg = " ".join(str(exc).split())
+                rec = {
+                    "metrics": {},
+                    "run_time": float("nan"),
+                    "error": f"{type(exc).__name__}: {msg}",
+                    "traceback": None,
+                    "result": None,
+                    "worker": None,
+                }
+                persist = False
+            on_done(v, rec, persist=persist)
+            fut.release()
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+
+
+def _cell(v):
+    """DataFrame cell for an override value: lists of scalars as tuples (hashable)."""
+    if isinstance(v, list) and all(not isinstance(x, (list, dict)) for x in v):
+        return tuple(v)
+    return v
+
+
+def sweep(
+    scenario,
+    grid=None,
+    *,
+    samples=None,
+    metrics=None,
+    out=None,
+    workers=None,
+    scheduler=None,
+    keep_results=False,
+    retry_failed=False,
+    progress=True,
+):
+    """Run variants of a scenario and return their metrics as a DataFrame.
+
+    Parameters
+    ----------
+    scenario : Scenario, or a scenario file / embedded name (loaded without overrides)
+    grid : dict key -> list of values; the variants are the Cartesian product
+        (``{"base_controller.kp_trans": [[600] * 3, [2000] * 3], "scenario.seed": [0, 1]}``:
+        4 variants).  Keys as ``--set``: ``section.key``, ``faults[i].key``; ``faults``
+        replaces the fault list.
+    samples : list of override dicts (explicit variants); exclusive with ``grid``
+    metrics : names from :data:`dqspace.scenarios.metrics.METRICS`, callables
+        ``f(results) -> float`` (named by ``__name__``), or a dict name -> callable;
+        default: every standard metric.  Callables run on the workers (they must be
+        picklable by cloudpickle: module functions, closures, lambdas in a dict).
+    out : directory to store every variant (restart skips the stored ones); None: keep
+        nothing on disk
+    workers : int, processes of the local cluster (default: the number of CPUs);
+        only when ``scheduler`` is None
+    scheduler : None (start a LocalCluster), ``"tcp://host:port"`` (an existing
+        scheduler), a ``distributed.Client`` or cluster object, or ``"synchronous"``
+        (run here, one after the other)
+    keep_results : also store each variant's full result under ``<out>/variants/<id>/result``
+    retry_failed : rerun the stored variants that failed (default: report their error)
+    progress : a progress line on stderr
+
+    Returns
+    -------
+    pandas.DataFrame, one row per variant in grid/sample order, columns: ``variant``
+    (the id), one per override key, one per metric, ``run_time`` [s] (wall time of
+    the run, without the metrics), ``error`` (None, or ``"Type: message"`` of a failed
+    run or metric; the metrics of a failed run are NaN) and ``cached`` (True: read
+    from ``out``, not run now).  ``df.attrs["sweep"]`` holds ``wall_time`` [s],
+    ``n_run``, ``n_cached``, ``n_failed``, ``out``.
+
+    Raises
+    ------
+    ValueError on invalid overrides (naming the variant and key), metrics, workers,
+    scheduler, or an ``out`` directory holding a sweep of a different base scenario.
+    KeyboardInterrupt passes through; the variants completed so far are stored.
+    """
+    import pandas as pd
+
+    t_start = time.perf_counter()
+    _check_execution(scheduler, workers)
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    variants = make_variants(scenario, grid, samples=samples)
+    spec = _metric_spec(metrics, scenario)
+    if scheduler != "synchronous":
+        _check_picklable(spec.custom)
+    if keep_results and out is None:
+        raise ValueError("keep_results=True needs an out directory")
+    store = _Store(out, scenario) if out is not None else None
+    records, cached, todo = {}, set(), []
+    for v in variants:
+        rec = store.load(v, spec.names, retry_failed) if store else None
+        if rec is not None:
+            records[v.id] = rec
+            cached.add(v.id)
+        else:
+            todo.append(v)
+    bar = _Progress(len(variants), len(cached), progress)
+
+    def on_done(v, rec, persist):
+        if store is not None and persist:
+            store.save(v, rec)
+        rec.pop("result", None)
+        records[v.id] = rec
+        bar.add(rec["error"] is not None)
+
+    if scheduler is None and workers is None:
+        workers = max(1, min(os.cpu_count() or 1, len(todo)))
+    try:
+        if todo:
+            with connect(scheduler, workers) as client:
+                if client is None:
+                    _run_serial(todo, spec.custom, keep_results, on_done)
+                else:
+                    _run_dask(client, todo, spec.custom, keep_results, on_done)
+    finally:
+        bar.close()
+
+    rows = []
+    keys = list(dict.fromkeys(k for v in variants for k in v.overrides))
+    for v in variants:
+        rec = records[v.id]
+        row = {"variant": v.id}
+        for k in keys:
+            row[k] = _cell(v.overrides.get(k, _resolved_value(scenario.config, k)))
+        for name in spec.names:
+            row[name] = float(rec["metrics"].get(name, float("nan")))
+        row["run_time"] = float(rec["run_time"])
+        row["error"] = rec["error"]
+        row["cached"] = v.id in cached
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=["variant", *keys, *spec.names, *EXTRA_COLUMNS])
+    df.attrs["sweep"] = {
+        "wall_time": time.perf_counter() - t_start,
+        "n_run": len(todo),
+        "n_cached": len(cached),
+        "n_failed": int(df["error"].notna().sum()),
+        "out": str(out) if out is not None else None,
+    }
+    if store is not None:
+        atomic_write_bytes(store.out / "metrics.csv", df.to_csv(index=False).encode())
+    return df
