@@ -64,20 +64,30 @@ BASE_SIZE = 0.3  # [m], cube edge
 ARM_MOUNT = dq_from_translation([0.0, 0.0, 0.5 * BASE_SIZE])
 
 
-def space_manipulator(*, mount=ARM_MOUNT, gravity=None):
+def space_manipulator(*, mount=ARM_MOUNT, gravity=None, base_mass=BASE_MASS,
+                      payload_mass=0.0, payload_com=(0.0, 0.0, 0.05)):
     """The paper's reference system: floating 27 kg base + KUKA iiwa, frame ``"ee"`` at the flange.
 
     Bodies: ``base`` (FREE joint), ``link1`` ... ``link7``; nq = 15, nv = 13.
+
+    Parameters
+    ----------
+    mount : (8,) pose of the arm's DH frame 0 in the base frame
+    gravity : (3,) uniform gravity [m/s^2], default none (space)
+    base_mass : float [kg], the base's mass; its inertia scales with it (a uniform cube)
+    payload_mass : float [kg], optional payload held at the flange: a 0.05 m solid
+        sphere rigidly fixed to link 7 (a FIXED-joint body ``payload``), centred at
+        ``payload_com`` [m] in the flange frame
     """
     base = Body(
         "base",
         None,
         Joint(JointType.FREE, placement=dq_identity(), name="base"),
-        BASE_MASS,
+        float(base_mass),
         np.zeros(3),
-        BASE_INERTIA,
+        BASE_INERTIA * (float(base_mass) / BASE_MASS),
     )
-    return arm_from_dh(
+    model = arm_from_dh(
         IIWA_DH,
         IIWA_LINKS,
         convention="standard",
@@ -86,6 +96,15 @@ def space_manipulator(*, mount=ARM_MOUNT, gravity=None):
         flange="ee",
         gravity=gravity,
     )
+    if payload_mass > 0.0:
+        flange = model.frames[model.frame_index("ee")].placement
+        r = 0.05
+        payload = Body("payload", "link7", Joint(JointType.FIXED, placement=flange,
+                                                 name="payload"),
+                       float(payload_mass), np.asarray(payload_com, float),
+                       0.4 * float(payload_mass) * r * r * np.eye(3))
+        model = model.with_bodies([payload])
+    return model
 
 
 def iiwa(*, gravity=None):

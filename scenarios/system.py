@@ -115,7 +115,8 @@ def build_system(cfg):
     """Build the plant, actuators and controllers of a resolved closed-loop scenario."""
     mcfg = cfg["model"]
     mount = dq_from_rpy_deg(mcfg["arm_mount_rpy_deg"], mcfg["arm_mount_xyz"])
-    arm_model = models.space_manipulator(mount=mount)
+    masses = dict(base_mass=mcfg["base_mass"], payload_mass=mcfg["payload_mass"])
+    arm_model = models.space_manipulator(mount=mount, **masses)
     vcfg, tcfg = cfg["vscmg"], cfg["thrusters"]
 
     cm = None
@@ -127,7 +128,7 @@ def build_system(cfg):
         cm = attach_cluster(arm_model, cluster)
         plant = cm.model
         # the controllers' model: the cluster locked into the base
-        bare = models.space_manipulator(mount=mount)
+        bare = models.space_manipulator(mount=mount, **masses)
         base_only = attach_cluster(_base_only(bare), cluster).model
         gam0 = np.radians(vcfg["initial_gimbal_deg"])
         if np.any(gam0 != 0.0):

@@ -136,3 +136,20 @@ def test_dynamics_check_scenario_matches_pinocchio():
     assert np.abs(res["ee_pos_I"] - ee_pin).max() < 1e-6
     m = models.space_manipulator()
     assert np.allclose(res["ee_pos_I"][-1], translation_from_dq(frame_pose(m, res["q"][-1], "ee")))
+
+
+def test_masses_are_scenario_keys():
+    from dqspace.scenarios.system import build_system
+
+    base = build_system(load_scenario("station-keeping", []).config)
+    heavy = build_system(
+        load_scenario("station-keeping", ["model.base_mass=40", "model.payload_mass=5"]).config
+    )
+    assert heavy.plant.total_mass == pytest.approx(base.plant.total_mass + 13.0 + 5.0)
+    assert heavy.controller_model.total_mass == pytest.approx(heavy.plant.total_mass)
+    assert "payload" in heavy.plant.body_names
+    res = run(
+        load_scenario("station-keeping", ["scenario.duration=3.0", "model.payload_mass=5"]),
+        progress=False,
+    )
+    assert summarize(res)["base_pos_err_max"] < 1e-3
