@@ -3,12 +3,13 @@
 numba caches each compiled function next to its source and invalidates the
 cache when *that* file changes, but not when a kernel it calls from another
 file changes: a caller would keep running the old code (or crash on a changed
-signature).  At the first import of dqspace this module fingerprints every
-source file of the five packages (path, size, modification time); when the
+signature).  At the first import of dqspace this module fingerprints the
+compiled source files of the five packages; when the
 fingerprint differs from the one stamped at the last import, it deletes the
 package's cached ``*.nbi``/``*.nbc`` files so that everything recompiles
-consistently.  Installed releases never change, so this costs one ``stat``
-per file (well under a millisecond per file) and nothing else.
+consistently.  Only files that define numba functions count, by content (an
+edit elsewhere, or a touch, changes nothing).  Installed releases never
+change, so this costs reading a few dozen small files (a few milliseconds).
 """
 
 import contextlib
@@ -27,11 +28,13 @@ def _package_dirs():
 
 
 def _fingerprint(dirs):
+    """Hash of the compiled sources: every file that defines numba functions."""
     h = hashlib.sha1()
     for d in dirs:
         for f in sorted(d.rglob("*.py")):
-            st = f.stat()
-            h.update(f"{f.relative_to(d.parent)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            text = f.read_bytes()
+            if b"njit" in text or b"guvectorize" in text:
+                h.update(str(f.relative_to(d.parent)).encode() + b"\0" + text)
     return h.hexdigest()
 
 
