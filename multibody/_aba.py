@@ -10,11 +10,11 @@ dual inertia and its swap.  Notation (``docs/articulated.md``):
   body k; ``Ad_k^T`` carries a swapped wrench back.  The kernels evaluate both
   through the matrix ``Ad_k = [[R^T, 0], [-[r]x R^T, R^T]]`` (``dq_adjoint``):
   R the rotation of ``rel_k`` (body k -> parent), r its translation ``r^k``
-  in body k (``dq_translation_body``).  These frames, the frame changes and
-  the base-to-tip velocity step are shared with ``rnea`` and ``crba``
-  (``_kernels``: ``_joint_transform``, ``_motion_to_child``,
-  ``_wrench_to_parent``, ``_twist_step``, workspace fields ``_R``, ``_RB``,
-  ``_TW``, ``_AL``).
+  in body k (``dq_translation_body``).  These frames, the frame changes, the
+  base-to-tip velocity step and the acceleration step are those of ``rnea``,
+  ``crba`` and the kinematics (``_kernels``: ``_joint_transform``,
+  ``_twist_step``, ``_bias_acceleration``, ``_wrench_to_parent``, workspace
+  fields ``_R``, ``_RB``, ``_TW``, ``_AL``).
 * Articulated inertias ``P_k`` are the swapped, symmetric 6x6 form of a dual
   inertia (as ``spatial_inertia`` stores ``swap(M^_k)``): acceleration
   ``[w', v']`` -> swapped wrench ``[tau, f]``.  Bias wrenches ``z_k`` are
@@ -57,9 +57,13 @@ from ._kernels import (
     R_AXIS,
     REVOLUTE,
     SPHERICAL,
-    _joint_column,
-    _motion_to_child,
+    _bias_acceleration,
+    _chol,
+    _chol_solve,
+    _column,
+    _inertial_acceleration,
     _rotate,
+    _store6,
     _twist_step,
     _velocity_wrench,
     _wrench_to_parent,
@@ -163,12 +167,7 @@ def _velocities(ints, reals, q, v, fext, W):
             for j in range(6):
                 W[k, _P + 6 * m + j] = S[m, j]
         f0, f1, f2, t0, t1, t2 = _velocity_wrench(reals, k, W, fext)
-        W[k, _Z] = t0
-        W[k, _Z + 1] = t1
-        W[k, _Z + 2] = t2
-        W[k, _Z + 3] = f0
-        W[k, _Z + 4] = f1
-        W[k, _Z + 5] = f2
+        _store6(W, k, _Z, (t0, t1, t2, f0, f1, f2))
 
 
 @njit(cache=True)
@@ -363,39 +362,15 @@ def _articulated(ints, reals, tau, W):
     return True
 
 
-@njit(cache=True, _nrt=False)
-def _chol(A, n):
-    """In-place Cholesky ``A = L L^T`` of the leading n x n block: L below the diagonal,
-    ``1 / L_jj`` on it.  False if A is not positive-definite."""
-    for j in range(n):
-        s = A[j, j]
-        for m in range(j):
-            s -= A[j, m] * A[j, m]
-        if not s > 0.0:
-            return False
-        r = 1.0 / math.sqrt(s)
-        A[j, j] = r
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for m in range(j):
-                s -= A[i, m] * A[j, m]
-            A[i, j] = s * r
-    return True
-
-
-@njit(cache=True, _nrt=False)
-def _chol_solve(L, n, x):
-    """``x <- (L L^T)^-1 x`` in place (first n entries) with the factor of :func:`_chol`."""
-    for i in range(n):
-        s = x[i]
-        for m in range(i):
-            s -= L[i, m] * x[m]
-        x[i] = s * L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for m in range(i + 1, n):
-            s -= L[m, i] * x[m]
-        x[i] = s * L[i, i]
+@njit(cache=True, _nrt=False, inline="always")
+def _acc_bias(W, k, p, nb):
+    """``acc'_k = Ad_k acc_parent + alpha_k`` (SOA eq. 92; P16 without ``S_k a_k``) into
+    ``W[k, _ACC]`` (``_kernels._bias_acceleration``); the root's parent is the
+    inertial frame, whose acceleration ``-g`` is at ``W[nb, _G]``."""
+    if p < 0:
+        _store6(W, k, _ACC, _bias_acceleration(W, k, nb, _G))
+    else:
+        _store6(W, k, _ACC, _bias_acceleration(W, k, p, _ACC))
 
 
 @njit(cache=True, _nrt=False)
@@ -410,19 +385,12 @@ def _accelerations(ints, reals, gravity, W, a):
     """
     nb = ints.shape[0]
     x = W[nb, _X1 : _X1 + 6]
-    for j in range(3):
-        W[nb, _G + j] = 0.0
-        W[nb, _G + 3 + j] = -gravity[j]
+    _store6(W, nb, _G, _inertial_acceleration(gravity))
     for k in range(nb):
         t = ints[k, I_JTYPE]
         i = ints[k, I_VI]
         p = ints[k, I_PARENT]
-        if p < 0:
-            _motion_to_child(W, k, nb, _G, _ACC)
-        else:
-            _motion_to_child(W, k, p, _ACC, _ACC)
-        for j in range(6):
-            W[k, _ACC + j] += W[k, _AL + j]
+        _acc_bias(W, k, p, nb)
         if t == REVOLUTE or t == PRISMATIC:
             o = 0 if t == REVOLUTE else 3
             s = W[k, _UU]
@@ -600,12 +568,6 @@ def split_wrenches(ints, reals, wrench, actuation, constraint, tau):
 
 
 @njit(cache=True, _nrt=False)
-def _column(ints, reals, k, j, out):
-    """``out = S_k e_j``: column j of joint k's motion subspace (twist ``[w, v]``)."""
-    out[0], out[1], out[2], out[3], out[4], out[5] = _joint_column(ints, reals, k, j)
-
-
-@njit(cache=True, _nrt=False)
 def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
     """Tip-to-base pass of the mixed problem (SOA 3.3, 5.2 (1)-(2), per degree of freedom).
 
@@ -693,19 +655,12 @@ def _mixed_accelerations(ints, reals, gravity, prescribed, a_in, tau_in, W, V, F
     nb = ints.shape[0]
     col = W[nb, _X1 : _X1 + 6]
     x = W[nb, _X2 : _X2 + 6]
-    for j in range(3):
-        W[nb, _G + j] = 0.0
-        W[nb, _G + 3 + j] = -gravity[j]
+    _store6(W, nb, _G, _inertial_acceleration(gravity))
     for k in range(nb):
         p = ints[k, I_PARENT]
         vi = ints[k, I_VI]
         nk = joint_nv(ints[k, I_JTYPE])
-        if p < 0:
-            _motion_to_child(W, k, nb, _G, _ACC)
-        else:
-            _motion_to_child(W, k, p, _ACC, _ACC)
-        for j in range(6):
-            W[k, _ACC + j] += W[k, _AL + j]
+        _acc_bias(W, k, p, nb)
         nf = F[k, 6]
         U = V[k, 0]
         for c in range(nf):

@@ -11,13 +11,17 @@ of body k in its parent; ``Ad_k x = rel[k]* o x o rel[k]`` carries a dual
 vector from the parent's frame to k's (P8, P19); ``S_k`` is the joint's motion
 subspace (the paper's ``H^_k``); ``M^_k`` the dual inertia.
 
-The dynamics recursions (``rnea`` P12/P16/P23, ``crba`` P31, and the
-articulated-body ones of :mod:`._aba`) share one base-to-tip step
-(:func:`_twist_step`: joint transform, twist, velocity product) and evaluate
-the dual-quaternion frame changes through their 3x3 rotation + translation
-form (section "frames as rotation + translation" below); the kinematics
-kernels (``poses``, ``twists``, ``frame_jacobian``, ...) work on the dual
-quaternions themselves.
+One base-to-tip step serves every recursion: :func:`relative_pose` builds the
+joint's dual quaternion ``rel_k`` (the one place that does), and
+:func:`_twist_step` (frame R, r^k of ``rel_k``, twist P12, velocity product
+P15) with :func:`_acceleration_step` (P16) advance it one body;
+:func:`_forward_pass` runs them over the tree.  The dynamics (``rnea``
+P12/P16/P23, ``crba`` P31, the articulated-body recursions of :mod:`._aba`)
+and the kinematics (``body_motions``, ``system_momentum``,
+``kinetic_energy``) are built on them, with the dual-quaternion frame changes
+evaluated through their 3x3 rotation + translation form (section "frames as
+rotation + translation" below).  The inertial poses (``poses``) and the frame
+Jacobians (``frame_jacobian``) work on the dual quaternions themselves.
 """
 
 import math
@@ -31,7 +35,6 @@ from dqspace.dq._kernels import (
     dq_screw_exp,
     dv_cross,
     dv_frame_change,
-    dv_frame_change_inv,
     q_exp,
     q_mul,
 )
@@ -58,36 +61,12 @@ def joint_nv(t):
     return 1
 
 
-@njit(cache=True)
-def relative_pose(ints, reals, k, q, out):
-    """``rel = placement_k o X_J(q_k)``: pose of body k in its parent (or the inertial frame).
-
-    The joint motion X_J is passed to the product as a tuple (no allocation).
-    """
-    t = ints[k, I_JTYPE]
-    i = ints[k, I_QI]
-    place = reals[k, R_PLACE : R_PLACE + 8]
-    if t == REVOLUTE:
-        h = 0.5 * q[i]
-        s = math.sin(h)
-        a0, a1, a2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
-        dq_mul(place, (math.cos(h), s * a0, s * a1, s * a2, 0.0, 0.0, 0.0, 0.0), out)
-    elif t == PRISMATIC:
-        h = 0.5 * q[i]
-        a0, a1, a2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
-        dq_mul(place, (1.0, 0.0, 0.0, 0.0, 0.0, h * a0, h * a1, h * a2), out)
-    elif t == SPHERICAL:
-        dq_mul(place, (q[i], q[i + 1], q[i + 2], q[i + 3], 0.0, 0.0, 0.0, 0.0), out)
-    elif t == FREE:
-        dq_mul(place, q[i : i + 8], out)
-    else:
-        for j in range(8):
-            out[j] = place[j]
-
-
 @njit(cache=True, _nrt=False)
 def _joint_twist(ints, reals, k, x):
-    """``S_k x_k`` (as :func:`motion`) as a 6-tuple ``[w, v]``, for the dynamics passes."""
+    """``S_k x_k``: the joint's twist for the joint-velocity (or acceleration) vector x.
+
+    A 6-tuple ``[w, v]`` (``S_k theta_dot_k`` of P12, ``S_k a_k`` of P16).
+    """
     t = ints[k, I_JTYPE]
     i = ints[k, I_VI]
     if t == REVOLUTE:
@@ -127,29 +106,10 @@ def _joint_column(ints, reals, k, c):
     )
 
 
-@njit(cache=True)
-def motion(ints, reals, k, x, out):
-    """``out = S_k x_k``: the joint's twist for joint-velocity (or acceleration) vector x.
-
-    The array form of :func:`_joint_twist` (same arithmetic), used by the
-    kinematics kernels; ``benchmarks/op_counts.py`` counts its source.
-    """
-    t = ints[k, I_JTYPE]
-    i = ints[k, I_VI]
-    for j in range(6):
-        out[j] = 0.0
-    if t == REVOLUTE:
-        for j in range(3):
-            out[j] = reals[k, R_AXIS + j] * x[i]
-    elif t == PRISMATIC:
-        for j in range(3):
-            out[3 + j] = reals[k, R_AXIS + j] * x[i]
-    elif t == SPHERICAL:
-        for j in range(3):
-            out[j] = x[i + j]
-    elif t == FREE:
-        for j in range(6):
-            out[j] = x[i + j]
+@njit(cache=True, _nrt=False)
+def _column(ints, reals, k, c, out):
+    """``out = S_k e_c``: :func:`_joint_column` into an array (6,)."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = _joint_column(ints, reals, k, c)
 
 
 @njit(cache=True, _nrt=False)
@@ -168,14 +128,6 @@ def _momentum6(reals, k, w0, w1, w2, v0, v1, v2):
         reals[k, R_JO + 6] * w0 + reals[k, R_JO + 7] * w1 + reals[k, R_JO + 8] * w2
         + m * (c0 * v1 - c1 * v0),
     )  # fmt: skip
-
-
-@njit(cache=True, _nrt=False)
-def momentum(reals, k, w, out):
-    """``out = M^_k w = [p, h]``: ``p = m (v + w x c)``, ``h = J_O w + m c x v`` (P6)."""
-    out[0], out[1], out[2], out[3], out[4], out[5] = _momentum6(
-        reals, k, w[0], w[1], w[2], w[3], w[4], w[5]
-    )
 
 
 @njit(cache=True)
@@ -203,20 +155,26 @@ def spatial_inertia(reals, k, out):
 
 
 # ------------------------------------------------ frames as rotation + translation
-# The recursions rnea and crba below, and the articulated-body ones of ``_aba``,
-# keep their per-body quantities in one workspace ``W`` (a row per body plus
-# scratch rows), allocated once per call and addressed by row and offset.  Row
-# k starts with the frame of body k in its parent and its velocity:
+# The recursions (the forward pass, rnea and crba below, the articulated-body
+# ones of ``_aba``, the kinematics kernels) keep their per-body quantities in
+# one workspace ``W`` (a row per body plus scratch rows), allocated once per
+# call and addressed by row and offset.  Row k starts with the frame of body k
+# in its parent, its velocity and its acceleration:
 _R = 0  # rotation R of rel_k (body k -> parent), R[i, j] at _R + 3 i + j
 _RB = 9  # translation r^k of rel_k, in body k
 _TW = 12  # twist w_k (P12)
 _AL = 18  # velocity product alpha_k (P15)
+_ACC = 24  # acceleration acc_k = d/dt w_k - g_k (P16; row nb: -g, the inertial frame's)
+_F = 30  # rnea: wrench f_k, swapped: [tau, f]
+_RNEA_STRIDE = 36
+# (``_aba`` keeps the first four and lays out the rest of its rows itself.)
 # The dual-quaternion frame change ``Ad_k x = rel_k* o x o rel_k`` (P8) of a
 # twist and its dual ``rel_k o f o rel_k*`` (P19) of a wrench are evaluated
 # through their matrix form ``Ad_k = [[R^T, 0], [-[r]x R^T, R^T]]``
 # (``dq_adjoint``; r = r^k the translation of rel_k in body k), from R and r^k
-# computed once per body (:func:`_joint_transform`): 24 multiplications per
-# frame change instead of the 57 of the sandwich product ``dv_frame_change``.
+# computed once per body from the joint's dual quaternion
+# (:func:`_joint_transform`): 24 multiplications per frame change instead of
+# the 57 of the sandwich product ``dv_frame_change`` (``docs/op-counts.md``).
 #
 # Speed.  The helpers and passes taking arrays are compiled with numba's
 # ``_nrt=False``: a compiled function with array arguments and branches
@@ -225,14 +183,15 @@ _AL = 18  # velocity product alpha_k (P15)
 # remove.  The rule that
 # makes this safe: an ``_nrt=False`` function never allocates, never returns
 # an array, and only sees arrays its NRT-enabled caller owns (the public
-# kernels ``rnea``, ``crba``, ``_aba.aba``, ... allocate W and call the
-# passes).  Small results travel as tuples of floats.  The four per-body
-# steps called once per body by every recursion (_joint_transform,
-# _twist_step, _velocity_wrench, _composite_to_parent) are inlined by numba
-# (``inline="always"``): LLVM does not inline them on its own (too large), and
-# the call, which passes each array as its ~9 separate fields, cost about
-# 200 ns per rnea call on the paper's model; inlining them costs ~2 s of
-# compilation from a cold cache, once.
+# kernels ``rnea``, ``crba``, ``body_motions``, ``_aba.aba``, ... allocate W
+# and call the passes).  Small results travel as tuples of floats.  The
+# per-body steps called once per body by every recursion (relative_pose,
+# _joint_transform, _twist_step, _acceleration_step, _velocity_wrench,
+# _composite_to_parent) are inlined by numba (``inline="always"``): LLVM does
+# not inline them on its own (too large), and the call, which passes each
+# array as its ~9 separate fields, cost about 200 ns per rnea call on the
+# paper's model; inlining them costs ~2 s of compilation from a cold cache,
+# once.
 
 
 @njit(cache=True)
@@ -246,13 +205,27 @@ def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
     )
 
 
+@njit(cache=True, _nrt=False)
+def _store6(W, k, o, x):
+    """``W[k, o:o+6] = x`` for a 6-tuple x (a dual vector into its workspace field)."""
+    W[k, o] = x[0]
+    W[k, o + 1] = x[1]
+    W[k, o + 2] = x[2]
+    W[k, o + 3] = x[3]
+    W[k, o + 4] = x[4]
+    W[k, o + 5] = x[5]
+
+
 @njit(cache=True, _nrt=False, inline="always")
-def _joint_transform(ints, reals, k, q, W):
-    """``rel_k = placement_k o X_J(q_k)`` (as :func:`relative_pose`); its R and r^k into W[k].
+def relative_pose(ints, reals, k, q):
+    """``rel_k = placement_k o X_J(q_k)``: pose of body k in its parent (or the inertial frame).
 
     The dual-quaternion product (Table 1) ``p_r x_r + eps (p_r x_d + p_d x_r)``
-    with the joint motion's zero parts skipped; ``R`` is the rotation matrix of
-    ``rel_r`` and ``r^k = 2 vec(rel_r* o rel_d)`` (``dq_translation_body``).
+    of the placement ``p`` and the joint motion ``x = X_J(q_k)`` (revolute:
+    ``[cos(theta/2), sin(theta/2) axis]``; prismatic: ``1 + eps theta/2 axis``;
+    spherical: the joint's quaternion; free: its dual quaternion), with the
+    joint motion's zero parts skipped.  The one place that builds a joint's
+    pose; an 8-tuple ``[rel_r, rel_d]``.
     """
     t = ints[k, I_JTYPE]
     iq = ints[k, I_QI]
@@ -296,6 +269,17 @@ def _joint_transform(ints, reals, k, q, W):
     else:
         r0, r1, r2, r3 = p0, p1, p2, p3
         e0, e1, e2, e3 = d0, d1, d2, d3
+    return r0, r1, r2, r3, e0, e1, e2, e3
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _joint_transform(ints, reals, k, q, W):
+    """The frame of body k in its parent: R and r^k of :func:`relative_pose` into W[k].
+
+    ``R`` is the rotation matrix of ``rel_r`` (``q_to_rotation_matrix``) and
+    ``r^k = 2 vec(rel_r* o rel_d)`` (``dq_translation_body``).
+    """
+    r0, r1, r2, r3, e0, e1, e2, e3 = relative_pose(ints, reals, k, q)
     # rotation matrix of rel_r (q_to_rotation_matrix)
     W[k, _R] = 1.0 - 2.0 * (r2 * r2 + r3 * r3)
     W[k, _R + 1] = 2.0 * (r1 * r2 - r0 * r3)
@@ -358,21 +342,6 @@ def _to_parent(W, k, f0, f1, f2, t0, t1, t2):
         R10 * m0 + R11 * m1 + R12 * m2,
         R20 * m0 + R21 * m1 + R22 * m2,
     )
-
-
-@njit(cache=True, _nrt=False)
-def _motion_to_child(W, k, src, so, dst):
-    """``W[k, dst:dst+6] = Ad_k x`` (:func:`_to_child`) for ``x = W[src, so:so+6]``."""
-    y0, y1, y2, y3, y4, y5 = _to_child(
-        W, k, W[src, so], W[src, so + 1], W[src, so + 2],
-        W[src, so + 3], W[src, so + 4], W[src, so + 5],
-    )  # fmt: skip
-    W[k, dst] = y0
-    W[k, dst + 1] = y1
-    W[k, dst + 2] = y2
-    W[k, dst + 3] = y3
-    W[k, dst + 4] = y4
-    W[k, dst + 5] = y5
 
 
 @njit(cache=True, _nrt=False)
@@ -445,7 +414,8 @@ def _twist_step(ints, reals, k, q, v, W):
     ``rel_k`` as R and r^k (:func:`_joint_transform`), ``w_k = Ad_k w_parent +
     S_k v_k`` (P12; the root's parent is the inertial frame, at rest) and
     ``alpha_k = (Ad_k w_parent) x S_k v_k = w_k x S_k v_k`` (P15 for a joint
-    whose motion subspace is constant in body coordinates).
+    whose motion subspace is constant in body coordinates).  The velocity step
+    of every recursion (``benchmarks/op_counts.py`` counts it).
     """
     _joint_transform(ints, reals, k, q, W)
     p = ints[k, I_PARENT]
@@ -457,19 +427,8 @@ def _twist_step(ints, reals, k, q, v, W):
             W[p, _TW + 3], W[p, _TW + 4], W[p, _TW + 5],
         )  # fmt: skip
     s0, s1, s2, s3, s4, s5 = _joint_twist(ints, reals, k, v)
-    c0, c1, c2, c3, c4, c5 = _cross6(w0, w1, w2, w3, w4, w5, s0, s1, s2, s3, s4, s5)
-    W[k, _AL] = c0
-    W[k, _AL + 1] = c1
-    W[k, _AL + 2] = c2
-    W[k, _AL + 3] = c3
-    W[k, _AL + 4] = c4
-    W[k, _AL + 5] = c5
-    W[k, _TW] = w0 + s0
-    W[k, _TW + 1] = w1 + s1
-    W[k, _TW + 2] = w2 + s2
-    W[k, _TW + 3] = w3 + s3
-    W[k, _TW + 4] = w4 + s4
-    W[k, _TW + 5] = w5 + s5
+    _store6(W, k, _AL, _cross6(w0, w1, w2, w3, w4, w5, s0, s1, s2, s3, s4, s5))
+    _store6(W, k, _TW, (w0 + s0, w1 + s1, w2 + s2, w3 + s3, w4 + s4, w5 + s5))
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -490,15 +449,106 @@ def _velocity_wrench(reals, k, W, fext):
     return (c0, c1, c2, c3, c4, c5)
 
 
+@njit(cache=True, _nrt=False)
+def _bias_acceleration(W, k, src, so):
+    """``Ad_k acc_parent + alpha_k``: P16 without the joint's own ``S_k a_k``, a 6-tuple.
+
+    ``acc_parent = W[src, so:so+6]`` (the parent's row, or the inertial
+    frame's ``-g``), ``alpha_k`` the velocity product of :func:`_twist_step`.
+    """
+    y0, y1, y2, y3, y4, y5 = _to_child(
+        W, k, W[src, so], W[src, so + 1], W[src, so + 2],
+        W[src, so + 3], W[src, so + 4], W[src, so + 5],
+    )  # fmt: skip
+    return (
+        y0 + W[k, _AL], y1 + W[k, _AL + 1], y2 + W[k, _AL + 2],
+        y3 + W[k, _AL + 3], y4 + W[k, _AL + 4], y5 + W[k, _AL + 5],
+    )  # fmt: skip
+
+
+@njit(cache=True, _nrt=False)
+def _inertial_acceleration(gravity):
+    """``[0, -g]``: the acceleration of the inertial frame, the root's parent, in the
+    recursions, so that gravity ``gravity`` (3,) [m/s^2] enters every body's
+    acceleration (``acc_k = d/dt w_k - g_k``).  A 6-tuple."""
+    return (0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2])
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _acceleration_step(ints, reals, k, a, W):
+    """Acceleration of body k into W[k] (one step of P16, after :func:`_twist_step`).
+
+    ``acc_k = Ad_k acc_parent + alpha_k + S_k a_k``; the root's parent is the
+    inertial frame, whose acceleration ``-g`` is in row nb of W.
+    """
+    p = ints[k, I_PARENT]
+    if p < 0:
+        p = ints.shape[0]
+    y0, y1, y2, y3, y4, y5 = _bias_acceleration(W, k, p, _ACC)
+    s0, s1, s2, s3, s4, s5 = _joint_twist(ints, reals, k, a)
+    _store6(W, k, _ACC, (y0 + s0, y1 + s1, y2 + s2, y3 + s3, y4 + s4, y5 + s5))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _body_wrench(reals, k, W, fext):
+    """``f_k = M^_k acc_k + w_k x M^_k w_k - fext_k`` (P23 before the children's
+    wrenches are added), swapped ``[tau, f]``, into ``W[k, _F]``."""
+    m0, m1, m2, m3, m4, m5 = _momentum6(
+        reals, k, W[k, _ACC], W[k, _ACC + 1], W[k, _ACC + 2],
+        W[k, _ACC + 3], W[k, _ACC + 4], W[k, _ACC + 5],
+    )  # fmt: skip
+    b0, b1, b2, b3, b4, b5 = _velocity_wrench(reals, k, W, fext)
+    _store6(W, k, _F, (m3 + b3, m4 + b4, m5 + b5, m0 + b0, m1 + b1, m2 + b2))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _forward_pass(ints, reals, gravity, q, v, a, fext, W, wrenches):
+    """Base-to-tip pass of every recursion (P12, P15, P16) into W (nb + 1, _RNEA_STRIDE).
+
+    For each body k, in one sweep: its frame in its parent (R, r^k), twist
+    ``w_k`` and velocity product ``alpha_k`` (:func:`_twist_step`), and its
+    acceleration ``acc_k = d/dt w_k - g_k`` (:func:`_acceleration_step`;
+    ``gravity`` (3,) [m/s^2] enters as the acceleration ``-g`` of the inertial
+    frame, row nb); with ``wrenches``, also rnea's body wrench
+    (:func:`_body_wrench`; ``fext`` (nb, 6), or (0, 6) for none; not read
+    otherwise).  ``wrenches`` is a constant at each call, so the inlined pass
+    keeps only what is asked for; computing the wrenches in the same sweep,
+    not in a second loop, saves ~1 % of rnea.
+    """
+    nb = ints.shape[0]
+    _store6(W, nb, _ACC, _inertial_acceleration(gravity))
+    for k in range(nb):
+        _twist_step(ints, reals, k, q, v, W)
+        _acceleration_step(ints, reals, k, a, W)
+        if wrenches:
+            _body_wrench(reals, k, W, fext)
+
+
 # --------------------------------------------------------------- kinematics
 
 
 @njit(cache=True)
+def _kinematics_pass(ints, reals, q, v, a, W):
+    """:func:`_forward_pass` without gravity nor wrenches, compiled as a function of its own.
+
+    Frames, twists (P12), velocity products (P15) and accelerations
+    ``acc_k = d/dt w_k`` (P16) of every body into W (nb + 1, _RNEA_STRIDE).
+    For the kinematics kernels, which are not speed-critical: one compilation
+    shared by all of them instead of an inlined copy each (~1 s of compilation
+    from a cold cache per copy).
+    """
+    _forward_pass(ints, reals, np.zeros(3), q, v, a, np.empty((0, 6)), W, False)
+
+
+@njit(cache=True)
 def poses(ints, reals, q, rel, pose):
-    """Relative poses ``rel[k]`` and inertial poses ``pose[k] = pose[parent] o rel[k]``."""
+    """Relative poses ``rel[k]`` (:func:`relative_pose`) and inertial poses
+    ``pose[k] = pose[parent] o rel[k]`` (nb, 8)."""
     nb = ints.shape[0]
     for k in range(nb):
-        relative_pose(ints, reals, k, q, rel[k])
+        x = relative_pose(ints, reals, k, q)
+        rel[k, 0], rel[k, 1], rel[k, 2], rel[k, 3] = x[0], x[1], x[2], x[3]
+        rel[k, 4], rel[k, 5], rel[k, 6], rel[k, 7] = x[4], x[5], x[6], x[7]
         p = ints[k, I_PARENT]
         if p < 0:
             for j in range(8):
@@ -508,54 +558,25 @@ def poses(ints, reals, q, rel, pose):
 
 
 @njit(cache=True)
-def twists(ints, reals, rel, v, twist):
-    """Base-to-tip velocity recursion (P12): ``w_k = Ad_k w_parent + S_k v_k``."""
-    nb = ints.shape[0]
-    sv = np.empty(6)
-    for k in range(nb):
-        motion(ints, reals, k, v, sv)
-        p = ints[k, I_PARENT]
-        if p < 0:
-            for j in range(6):
-                twist[k, j] = sv[j]
-        else:
-            dv_frame_change(rel[k], twist[p], twist[k])
-            for j in range(6):
-                twist[k, j] += sv[j]
+def body_motions(ints, reals, q, v, a, twist, acc):
+    """Twists ``twist`` (nb, 6) (P12) and accelerations ``acc`` (nb, 6) (P16) of every body.
 
-
-@njit(cache=True)
-def accelerations(ints, reals, rel, twist, v, a, acc):
-    """Base-to-tip acceleration recursion (P16) with the velocity-product term (P15).
-
-    ``acc_k = Ad_k acc_parent + S_k a_k + w_k x (S_k v_k)``: for joints whose
-    motion subspace is constant in body coordinates, (P15) reduces to the
-    single dual cross product ``alpha_k = w_k x S_k v_k``.
+    The forward pass of the dynamics (:func:`_kinematics_pass`) without
+    gravity: ``acc[k] = d/dt w_k`` (the body-frame derivative of the body
+    twist).  ``acc`` (0, 6) for the twists only (``a`` is then not read).
     """
     nb = ints.shape[0]
-    sv = np.empty(6)
-    sa = np.empty(6)
-    c = np.empty(6)
+    with_acc = acc.shape[0] > 0
+    W = np.empty((nb + 1, _RNEA_STRIDE))
+    _kinematics_pass(ints, reals, q, v, a if with_acc else np.zeros(v.shape[0]), W)
     for k in range(nb):
-        motion(ints, reals, k, v, sv)
-        motion(ints, reals, k, a, sa)
-        dv_cross(twist[k], sv, c)
-        p = ints[k, I_PARENT]
-        if p < 0:
-            for j in range(6):
-                acc[k, j] = sa[j] + c[j]
-        else:
-            dv_frame_change(rel[k], acc[p], acc[k])
-            for j in range(6):
-                acc[k, j] += sa[j] + c[j]
+        for j in range(6):
+            twist[k, j] = W[k, _TW + j]
+            if with_acc:
+                acc[k, j] = W[k, _ACC + j]
 
 
 # ------------------------------------------------------------ inverse dynamics
-
-# rnea's workspace row k: the frame and velocity fields above, then
-_ACC = 24  # acceleration acc_k = d/dt w_k - g_k (row nb: -g, the inertial frame's)
-_F = 30  # wrench f_k, swapped: [tau, f]
-_RNEA_STRIDE = 36
 
 
 @njit(cache=True, _nrt=False)
@@ -566,39 +587,7 @@ def _rnea(ints, reals, gravity, q, v, a, fext, tau, W):
     ``fext`` is (nb, 6), or (0, 6) for no external wrenches.
     """
     nb = ints.shape[0]
-    for j in range(3):
-        W[nb, _ACC + j] = 0.0
-        W[nb, _ACC + 3 + j] = -gravity[j]
-    for k in range(nb):
-        p = ints[k, I_PARENT]
-        if p < 0:
-            p = nb  # the inertial frame
-        _twist_step(ints, reals, k, q, v, W)
-        y0, y1, y2, y3, y4, y5 = _to_child(
-            W, k, W[p, _ACC], W[p, _ACC + 1], W[p, _ACC + 2],
-            W[p, _ACC + 3], W[p, _ACC + 4], W[p, _ACC + 5],
-        )  # fmt: skip
-        s0, s1, s2, s3, s4, s5 = _joint_twist(ints, reals, k, a)
-        y0 += W[k, _AL] + s0
-        y1 += W[k, _AL + 1] + s1
-        y2 += W[k, _AL + 2] + s2
-        y3 += W[k, _AL + 3] + s3
-        y4 += W[k, _AL + 4] + s4
-        y5 += W[k, _AL + 5] + s5
-        W[k, _ACC] = y0
-        W[k, _ACC + 1] = y1
-        W[k, _ACC + 2] = y2
-        W[k, _ACC + 3] = y3
-        W[k, _ACC + 4] = y4
-        W[k, _ACC + 5] = y5
-        m0, m1, m2, m3, m4, m5 = _momentum6(reals, k, y0, y1, y2, y3, y4, y5)
-        b0, b1, b2, b3, b4, b5 = _velocity_wrench(reals, k, W, fext)
-        W[k, _F] = m3 + b3
-        W[k, _F + 1] = m4 + b4
-        W[k, _F + 2] = m5 + b5
-        W[k, _F + 3] = m0 + b0
-        W[k, _F + 4] = m1 + b1
-        W[k, _F + 5] = m2 + b2
+    _forward_pass(ints, reals, gravity, q, v, a, fext, W, True)
     for k in range(nb - 1, -1, -1):
         t = ints[k, I_JTYPE]
         i = ints[k, I_VI]
@@ -790,46 +779,49 @@ def crba(ints, reals, q, M):
     _crba(ints, reals, q, M, W)
 
 
-@njit(cache=True)
-def cholesky_solve(M, b, x):
-    """Solve the symmetric positive-definite system ``M x = b`` (M is left untouched).
-
-    Returns False when M is not positive-definite.
-    """
-    n = M.shape[0]
-    L = np.zeros((n, n))
+@njit(cache=True, _nrt=False)
+def _chol(A, n):
+    """In-place Cholesky ``A = L L^T`` of the leading n x n block: L below the diagonal,
+    ``1 / L_jj`` on it.  False if A is not positive-definite."""
     for j in range(n):
-        s = M[j, j]
+        s = A[j, j]
         for m in range(j):
-            s -= L[j, m] * L[j, m]
+            s -= A[j, m] * A[j, m]
         if not s > 0.0:
             return False
-        d = math.sqrt(s)
-        L[j, j] = d
+        r = 1.0 / math.sqrt(s)
+        A[j, j] = r
         for i in range(j + 1, n):
-            s = M[i, j]
+            s = A[i, j]
             for m in range(j):
-                s -= L[i, m] * L[j, m]
-            L[i, j] = s / d
+                s -= A[i, m] * A[j, m]
+            A[i, j] = s * r
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def _chol_solve(L, n, x):
+    """``x <- (L L^T)^-1 x`` in place (first n entries) with the factor of :func:`_chol`."""
     for i in range(n):
-        s = b[i]
+        s = x[i]
         for m in range(i):
             s -= L[i, m] * x[m]
-        x[i] = s / L[i, i]
+        x[i] = s * L[i, i]
     for i in range(n - 1, -1, -1):
         s = x[i]
         for m in range(i + 1, n):
             s -= L[m, i] * x[m]
-        x[i] = s / L[i, i]
-    return True
+        x[i] = s * L[i, i]
 
 
 @njit(cache=True)
 def forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a):
-    """Forward dynamics (P32): ``M a = tau - C`` by a Cholesky solve; False if M is singular.
+    """Forward dynamics (P32): ``M a = tau - C`` by a Cholesky solve.
 
     ``M`` by :func:`crba` (P31), ``C`` by :func:`rnea` (P23) at zero acceleration,
-    on one workspace.
+    on one workspace; the factorization is :func:`_chol` (shared with the mixed
+    problem of ``_aba``).  Returns False if M is not positive-definite (``a``
+    is then left untouched).
     """
     nv = v.shape[0]
     M = np.empty((nv, nv))
@@ -838,9 +830,12 @@ def forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a):
     C = np.empty(nv)
     zero = np.zeros(nv)
     _rnea(ints, reals, gravity, q, v, zero, fext, C, W)
+    if not _chol(M, nv):
+        return False
     for i in range(nv):
-        C[i] = tau[i] - C[i]
-    return cholesky_solve(M, C, a)
+        a[i] = tau[i] - C[i]
+    _chol_solve(M, nv, a)
+    return True
 
 
 # ----------------------------------------------------------- configuration
@@ -912,43 +907,50 @@ def config_error(ints, q):
 
 @njit(cache=True)
 def system_momentum(ints, reals, q, v, out):
-    """Total momentum ``[p, h_O]`` in the inertial frame, h about the inertial origin.
+    """Total momentum ``[p, h_O]`` (6,) in the inertial frame, h about the inertial origin.
 
-    Each body's ``M^_k w_k`` (about its origin, in its frame) is carried to the
-    inertial frame with the wrench frame change ``pose_k o x o pose_k*``.
+    Twists by the forward pass (P12); each body's momentum ``M^_k w_k = [p, h]``
+    (P6, about its origin, in its frame) is added into its parent's with the
+    wrench frame change ``rel_k o x o rel_k*`` (P19, as in ``rnea``'s
+    tip-to-base pass), and a root's (its parent is the inertial frame) into ``out``.
     """
     nb = ints.shape[0]
-    rel = np.empty((nb, 8))
-    pose = np.empty((nb, 8))
-    twist = np.empty((nb, 6))
-    poses(ints, reals, q, rel, pose)
-    twists(ints, reals, rel, v, twist)
-    h = np.empty(6)
-    w = np.empty(6)
+    W = np.empty((nb + 1, _RNEA_STRIDE))
+    _kinematics_pass(ints, reals, q, v, np.zeros(v.shape[0]), W)
+    for k in range(nb):
+        p0, p1, p2, h0, h1, h2 = _momentum6(
+            reals, k, W[k, _TW], W[k, _TW + 1], W[k, _TW + 2],
+            W[k, _TW + 3], W[k, _TW + 4], W[k, _TW + 5],
+        )  # fmt: skip
+        W[k, _F], W[k, _F + 1], W[k, _F + 2] = h0, h1, h2
+        W[k, _F + 3], W[k, _F + 4], W[k, _F + 5] = p0, p1, p2
     for j in range(6):
         out[j] = 0.0
-    for k in range(nb):
-        momentum(reals, k, twist[k], h)
-        dv_frame_change_inv(pose[k], h, w)
-        for j in range(6):
-            out[j] += w[j]
+    for k in range(nb - 1, -1, -1):
+        p = ints[k, I_PARENT]
+        if p >= 0:
+            _wrench_to_parent(W, k, k, _F, p, _F)
+        else:
+            f = _to_parent(
+                W, k, W[k, _F + 3], W[k, _F + 4], W[k, _F + 5],
+                W[k, _F], W[k, _F + 1], W[k, _F + 2],
+            )  # fmt: skip
+            for j in range(6):
+                out[j] += f[j]
 
 
 @njit(cache=True)
 def kinetic_energy(ints, reals, q, v):
-    """``T = 1/2 sum_k <w_k, (M^_k w_k)^s>``."""
+    """``T = 1/2 sum_k <w_k, (M^_k w_k)^s>`` [J], twists by the forward pass (P12)."""
     nb = ints.shape[0]
-    rel = np.empty((nb, 8))
-    pose = np.empty((nb, 8))
-    twist = np.empty((nb, 6))
-    poses(ints, reals, q, rel, pose)
-    twists(ints, reals, rel, v, twist)
-    h = np.empty(6)
+    W = np.empty((nb + 1, _RNEA_STRIDE))
+    _kinematics_pass(ints, reals, q, v, np.zeros(v.shape[0]), W)
     T = 0.0
     for k in range(nb):
-        momentum(reals, k, twist[k], h)
-        for j in range(3):
-            T += twist[k, j] * h[3 + j] + twist[k, 3 + j] * h[j]
+        w0, w1, w2 = W[k, _TW], W[k, _TW + 1], W[k, _TW + 2]
+        u0, u1, u2 = W[k, _TW + 3], W[k, _TW + 4], W[k, _TW + 5]
+        p0, p1, p2, h0, h1, h2 = _momentum6(reals, k, w0, w1, w2, u0, u1, u2)
+        T += w0 * h0 + w1 * h1 + w2 * h2 + u0 * p0 + u1 * p1 + u2 * p2
     return 0.5 * T
 
 
@@ -967,7 +969,6 @@ def frame_jacobian(ints, reals, pose, body, placement, J):
     dq_mul(pose[body], placement, pf)
     conj = np.empty(8)
     kf = np.empty(8)
-    e = np.zeros(nv)
     col = np.empty(6)
     out = np.empty(6)
     k = body
@@ -980,9 +981,7 @@ def frame_jacobian(ints, reals, pose, body, placement, J):
                 conj[m] = -pose[k, m] if (m % 4) != 0 else pose[k, m]
             dq_mul(conj, pf, kf)
             for c in range(nk):
-                e[vk + c] = 1.0
-                motion(ints, reals, k, e, col)
-                e[vk + c] = 0.0
+                _column(ints, reals, k, c, col)
                 dv_frame_change(kf, col, out)
                 for i in range(6):
                     J[i, vk + c] = out[i]

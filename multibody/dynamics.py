@@ -29,6 +29,25 @@ __all__ = [
 ]
 
 
+def _checked_state(model, q, v, x, name, f_ext):
+    """``(q, v, x, fext)`` through the checks of ``_state``; x (nv,) is ``a`` or ``tau``."""
+    return (
+        _state.configuration(model, q),
+        _state.vector(v, "v", model.nv),
+        _state.vector(x, name, model.nv),
+        _state.wrenches(model, f_ext),
+    )
+
+
+def _rnea_checked(model, q, v, a, f_ext):
+    """``(tau, force)`` of the recursion (P23) on checked inputs: (nv,) and (nb, 6)."""
+    q, v, a, fext = _checked_state(model, q, v, a, "a", f_ext)
+    tau = np.empty(model.nv)
+    force = np.empty((model.nb, 6))
+    K.rnea(model._ints, model._reals, model.gravity, q, v, a, fext, tau, force)
+    return tau, force
+
+
 def inverse_dynamics(model, q, v, a, f_ext=None):
     """Generalized forces ``tau = M(q) a + C(q, v)`` by the recursion (P23).
 
@@ -42,14 +61,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
         tol = _state.CONFIG_TOL
         if _id_fast(model._ints, model._reals, model.gravity, q, v, a, f_ext, tau, tol):
             return tau
-    q = _state.configuration(model, q)
-    v = _state.vector(v, "v", model.nv)
-    a = _state.vector(a, "a", model.nv)
-    fext = _state.wrenches(model, f_ext)
-    tau = np.empty(model.nv)
-    force = np.empty((model.nb, 6))
-    K.rnea(model._ints, model._reals, model.gravity, q, v, a, fext, tau, force)
-    return tau
+    return _rnea_checked(model, q, v, a, f_ext)[0]
 
 
 def joint_wrenches(model, q, v, a, f_ext=None):
@@ -59,14 +71,7 @@ def joint_wrenches(model, q, v, a, f_ext=None):
     root it is the wrench applied by the base joint (zero for a free-floating
     base with consistent accelerations).
     """
-    q = _state.configuration(model, q)
-    v = _state.vector(v, "v", model.nv)
-    a = _state.vector(a, "a", model.nv)
-    fext = _state.wrenches(model, f_ext)
-    tau = np.empty(model.nv)
-    force = np.empty((model.nb, 6))
-    K.rnea(model._ints, model._reals, model.gravity, q, v, a, fext, tau, force)
-    return force
+    return _rnea_checked(model, q, v, a, f_ext)[1]
 
 
 def mass_matrix(model, q):
@@ -110,10 +115,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba"):
         tol = _state.CONFIG_TOL
         if _fd_fast(model._ints, model._reals, model.gravity, q, v, tau, f_ext, a, tol):
             return a
-    q = _state.configuration(model, q)
-    v = _state.vector(v, "v", model.nv)
-    tau = _state.vector(tau, "tau", model.nv)
-    fext = _state.wrenches(model, f_ext)
+    q, v, tau, fext = _checked_state(model, q, v, tau, "tau", f_ext)
     a = np.empty(model.nv)
     ok = K.forward_dynamics_matrix(model._ints, model._reals, model.gravity, q, v, tau, fext, a)
     if not ok:

@@ -67,6 +67,9 @@ class Kinematics:
     frame_acc: np.ndarray | None
 
 
+_NO_ACC = np.empty((0, 6))
+
+
 def forward_kinematics(model, q, v=None, a=None):
     """Poses, twists and accelerations of every body and named frame (P12, P16).
 
@@ -87,16 +90,19 @@ def forward_kinematics(model, q, v=None, a=None):
     pose = np.empty((nb, 8))
     K.poses(model._ints, model._reals, q, rel, pose)
     twist = acc = None
+    if a is not None and v is None:
+        raise ValueError("accelerations need the velocity v as well")
     if v is not None:
         v = _state.vector(v, "v", model.nv)
         twist = np.empty((nb, 6))
-        K.twists(model._ints, model._reals, rel, v, twist)
-    if a is not None:
-        if v is None:
-            raise ValueError("accelerations need the velocity v as well")
-        a = _state.vector(a, "a", model.nv)
-        acc = np.empty((nb, 6))
-        K.accelerations(model._ints, model._reals, rel, twist, v, a, acc)
+        if a is not None:
+            a = _state.vector(a, "a", model.nv)
+            acc = np.empty((nb, 6))
+        # the forward pass of the dynamics without gravity; acc (0, 6): twists only, a unread
+        K.body_motions(
+            model._ints, model._reals, q, v, v if a is None else a, twist,
+            _NO_ACC if acc is None else acc,
+        )  # fmt: skip
     fb, fp = model.frame_body, model.frame_placement
     f_pose = dq_mul(pose[fb], fp) if len(fb) else np.empty((0, 8))
     f_twist = frame_change(fp, twist[fb]) if twist is not None and len(fb) else None
