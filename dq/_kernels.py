@@ -171,18 +171,20 @@ def q_log(q, out):
     """
     x, y, z = q[1], q[2], q[3]
     s = _norm3(x, y, z)
-    if s > 0.0:
-        k = math.atan2(s, q[0]) / s
+    if s > 0.0:  # angle times the unit axis (x/s <= 1: no overflow for tiny s)
+        a = math.atan2(s, q[0])
+        out[0] = a * (x / s)
+        out[1] = a * (y / s)
+        out[2] = a * (z / s)
     elif q[0] >= 0.0:
         k = 1.0 / q[0]
+        out[0] = k * x
+        out[1] = k * y
+        out[2] = k * z
     else:  # q = -1: any axis; pick x
         out[0] = math.pi
         out[1] = 0.0
         out[2] = 0.0
-        return
-    out[0] = k * x
-    out[1] = k * y
-    out[2] = k * z
 
 
 # ----------------------------------------------------------- dual quaternions

@@ -44,7 +44,12 @@ def dq_screw_log(a):
     a = check_unit_dq(a, "a")
     if np.any(a[..., 0] == -1.0):
         raise ValueError("a has q_r = -1 (a 2 pi rotation): its screw is undefined; use -a")
-    return u.dq_screw_log(a, u.S6)
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below as an error
+        out = u.dq_screw_log(a, u.S6)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("a is too close to a 2 pi rotation (q_r ~ -1): its screw log "
+                         "overflows; use -a (the same pose)")
+    return out
 
 
 def dq_pow(a, t):

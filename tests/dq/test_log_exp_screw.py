@@ -149,3 +149,21 @@ def test_quat_log_batch_near_half_turn(rng):
     v = d.quat_log(q)
     assert np.allclose(np.linalg.norm(v, axis=-1), np.pi / 2, atol=1e-15)
     assert np.allclose(d.quat_exp(v), q, atol=1e-15)
+
+
+def test_log_of_subnormal_vector_parts_does_not_overflow():
+    """Found by hypothesis: q_r = [-1, 5.6e-309, ...] made the angle/|v| factor overflow."""
+    for w in (-1.0, 1.0):
+        a = np.array([w, 5.6e-309, 5.6e-309, 5.6e-309, -0.0, 0.0, 0.0, 0.0])
+        x = d.dq_log(a)
+        assert np.all(np.isfinite(x))
+        assert np.abs(d.dq_exp(x) - a).max() < 1e-15
+
+
+def test_screw_log_near_a_full_turn_raises_instead_of_returning_inf():
+    import pytest
+
+    a = np.array([-1.0 + 1e-16, 5.6e-309, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="too close to a 2 pi rotation"):
+        d.dq_screw_log(a)
+    assert np.all(np.isfinite(d.dq_screw_log(-a)))
