@@ -68,7 +68,7 @@ def bench(name, model, repeats):
         "public": "forward_dynamics_aba(model, q, v, tau)",
         "kernel": "A.aba(ints, reals, g, q, v, tau, f0, out)",
         "loop": "loop(LOOP, ints, reals, g, q, v, tau, f0, out)",
-        "matrix": "forward_dynamics(model, q, v, tau, method=\"matrix\")",
+        "matrix": 'forward_dynamics(model, q, v, tau, method="matrix")',
         "pin": "pin.aba(pm, pd, qp, vp, tp)",
     }
     r = measure(cases, ns, repeats=repeats, per={"loop": LOOP})

@@ -205,12 +205,23 @@ def solve_ik(
     body, place = _frame_target(model, frame)
     place = np.ascontiguousarray(place)
     v0 = model.nv - n
+
     def residual(theta, J=None):
         """``e = 2 log(short-way q^_AD* o q^_AF)`` (6,); the Jacobian (6, n) into J if given."""
         q[q0:] = theta
         e = np.empty(6)
-        _ik_eval(model._ints, model._reals, q, body, place, target, e,
-                 _NO_J if J is None else J, J is not None, v0)
+        _ik_eval(
+            model._ints,
+            model._reals,
+            q,
+            body,
+            place,
+            target,
+            e,
+            _NO_J if J is None else J,
+            J is not None,
+            v0,
+        )
         return e
 
     def newton(theta):

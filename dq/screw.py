@@ -47,8 +47,10 @@ def dq_screw_log(a):
     with np.errstate(over="ignore", invalid="ignore"):  # reported below as an error
         out = u.dq_screw_log(a, u.S6)
     if not np.all(np.isfinite(out)):
-        raise ValueError("a is too close to a 2 pi rotation (q_r ~ -1): its screw log "
-                         "overflows; use -a (the same pose)")
+        raise ValueError(
+            "a is too close to a 2 pi rotation (q_r ~ -1): its screw log "
+            "overflows; use -a (the same pose)"
+        )
     return out
 
 

@@ -64,8 +64,14 @@ BASE_SIZE = 0.3  # [m], cube edge
 ARM_MOUNT = dq_from_translation([0.0, 0.0, 0.5 * BASE_SIZE])
 
 
-def space_manipulator(*, mount=ARM_MOUNT, gravity=None, base_mass=BASE_MASS,
-                      payload_mass=0.0, payload_com=(0.0, 0.0, 0.05)):
+def space_manipulator(
+    *,
+    mount=ARM_MOUNT,
+    gravity=None,
+    base_mass=BASE_MASS,
+    payload_mass=0.0,
+    payload_com=(0.0, 0.0, 0.05),
+):
     """The paper's reference system: floating 27 kg base + KUKA iiwa, frame ``"ee"`` at the flange.
 
     Bodies: ``base`` (FREE joint), ``link1`` ... ``link7``; nq = 15, nv = 13.
@@ -99,10 +105,14 @@ def space_manipulator(*, mount=ARM_MOUNT, gravity=None, base_mass=BASE_MASS,
     if payload_mass > 0.0:
         flange = model.frames[model.frame_index("ee")].placement
         r = 0.05
-        payload = Body("payload", "link7", Joint(JointType.FIXED, placement=flange,
-                                                 name="payload"),
-                       float(payload_mass), np.asarray(payload_com, float),
-                       0.4 * float(payload_mass) * r * r * np.eye(3))
+        payload = Body(
+            "payload",
+            "link7",
+            Joint(JointType.FIXED, placement=flange, name="payload"),
+            float(payload_mass),
+            np.asarray(payload_com, float),
+            0.4 * float(payload_mass) * r * r * np.eye(3),
+        )
         model = model.with_bodies([payload])
     return model
 

@@ -71,8 +71,10 @@ def _callback(fn):
         return _RESOLVED[fn]
     except KeyError:
         if not hasattr(fn, "get_compile_result") and not hasattr(fn, "__wrapper_address__"):
-            raise ValueError("inputs must be a numba function compiled with INPUTS_SIG "
-                             f"(@njit(INPUTS_SIG)), got {type(fn).__name__}") from None
+            raise ValueError(
+                "inputs must be a numba function compiled with INPUTS_SIG "
+                f"(@njit(INPUTS_SIG)), got {type(fn).__name__}"
+            ) from None
         _RESOLVED[fn] = w = fn if hasattr(fn, "__wrapper_address__") else _Compiled(fn)
         return w
 

@@ -48,11 +48,18 @@ SCHEMA = {
     ),
     "model": Section(
         {
-            "base_mass": F("float", 27.0, "kg", min=0.0, min_inclusive=False,
-                       doc="the base alone (Table 3); its inertia scales with it"),
-        "payload_mass": F("float", 0.0, "kg", min=0.0,
-                          doc="a payload held at the flange (0: none)"),
-        "arm_mount_xyz": F(
+            "base_mass": F(
+                "float",
+                27.0,
+                "kg",
+                min=0.0,
+                min_inclusive=False,
+                doc="the base alone (Table 3); its inertia scales with it",
+            ),
+            "payload_mass": F(
+                "float", 0.0, "kg", min=0.0, doc="a payload held at the flange (0: none)"
+            ),
+            "arm_mount_xyz": F(
                 "vec", [-0.15, 0.0, 0.15], "m", length=3, doc="arm's DH frame 0 in the base frame"
             ),
             "arm_mount_rpy_deg": F("vec", [0.0, -30.0, 0.0], "deg", length=3),
