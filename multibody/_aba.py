@@ -55,6 +55,7 @@ from ._kernels import (
     NV_OF,
     PRISMATIC,
     R_AXIS,
+    R_SI,
     REVOLUTE,
     SPHERICAL,
     _bias_acceleration,
@@ -69,7 +70,6 @@ from ._kernels import (
     _wrench_to_parent,
     config_error,
     joint_nv,
-    spatial_inertia,
 )
 from ._state import CONFIG_TOL
 
@@ -159,13 +159,10 @@ def _velocities(ints, reals, q, v, fext, W):
     ``z_k = swap(w_k x M^_k w_k - fext_k)`` (SOA eq. 78-79 in body coordinates).
     """
     nb = ints.shape[0]
-    S = W[nb + 1, 0:36].reshape((6, 6))
     for k in range(nb):
         _twist_step(ints, reals, k, q, v, W)
-        spatial_inertia(reals, k, S)
-        for m in range(6):
-            for j in range(6):
-                W[k, _P + 6 * m + j] = S[m, j]
+        for j in range(36):  # swap(M^_k), precomputed by the model
+            W[k, _P + j] = reals[k, R_SI + j]
         f0, f1, f2, t0, t1, t2 = _velocity_wrench(reals, k, W, fext)
         _store6(W, k, _Z, (t0, t1, t2, f0, f1, f2))
 

@@ -33,7 +33,6 @@ from dqspace.dq._kernels import (
     dq_mul,
     dq_normalize,
     dq_screw_exp,
-    dv_cross,
     dv_frame_change,
     q_exp,
     q_mul,
@@ -41,7 +40,7 @@ from dqspace.dq._kernels import (
 
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
 I_PARENT, I_JTYPE, I_QI, I_VI = 0, 1, 2, 3
-R_AXIS, R_PLACE, R_MASS, R_COM, R_JO = 0, 3, 11, 12, 15
+R_AXIS, R_PLACE, R_MASS, R_COM, R_JO, R_SI = 0, 3, 11, 12, 15, 24
 
 NV_OF = (0, 1, 1, 3, 6)
 NQ_OF = (0, 1, 1, 4, 8)
@@ -132,26 +131,13 @@ def _momentum6(reals, k, w0, w1, w2, v0, v1, v2):
 
 @njit(cache=True)
 def spatial_inertia(reals, k, out):
-    """Symmetric 6x6 ``swap(M^_k) = [[J_O, m [c]x], [-m [c]x, m I]]`` (twist -> [h, p])."""
-    m = reals[k, R_MASS]
-    c0, c1, c2 = reals[k, R_COM], reals[k, R_COM + 1], reals[k, R_COM + 2]
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = reals[k, R_JO + 3 * i + j]
-            out[3 + i, 3 + j] = m if i == j else 0.0
-    # m [c]x
-    out[0, 3] = 0.0
-    out[0, 4] = -m * c2
-    out[0, 5] = m * c1
-    out[1, 3] = m * c2
-    out[1, 4] = 0.0
-    out[1, 5] = -m * c0
-    out[2, 3] = -m * c1
-    out[2, 4] = m * c0
-    out[2, 5] = 0.0
-    for i in range(3):
-        for j in range(3):
-            out[3 + i, j] = out[j, 3 + i]
+    """Symmetric 6x6 ``swap(M^_k) = [[J_O, m [c]x], [-m [c]x, m I]]`` (twist -> [h, p]).
+
+    Precomputed by the model (``Model._reals[:, R_SI:R_SI+36]``); copied into ``out``.
+    """
+    for i in range(6):
+        for j in range(6):
+            out[i, j] = reals[k, R_SI + 6 * i + j]
 
 
 # ------------------------------------------------ frames as rotation + translation
@@ -849,10 +835,11 @@ def integrate(ints, q, v, dt, out):
     twist); spherical: ``q o exp(1/2 w dt)``; others: ``q + v dt``.  The group
     product keeps unit length up to rounding; the rounding (~1e-16 per step,
     which would otherwise accumulate over 10^5 steps) is removed by projecting
-    the product back onto the unit manifold.
+    the product back onto the unit manifold.  ``out`` must not be ``q``.
+    No allocation (small vectors travel as tuples).
     """
     nb = ints.shape[0]
-    x = np.empty(6)
+    h = 0.5 * dt
     for k in range(nb):
         t = ints[k, I_JTYPE]
         i = ints[k, I_QI]
@@ -860,21 +847,20 @@ def integrate(ints, q, v, dt, out):
         if t == REVOLUTE or t == PRISMATIC:
             out[i] = q[i] + v[j] * dt
         elif t == SPHERICAL:
-            e = np.empty(4)
-            for m in range(3):
-                x[m] = 0.5 * dt * v[j + m]
-            q_exp(x[:3], e)
-            q_mul(q[i : i + 4], e, out[i : i + 4])
+            seg = out[i : i + 4]  # exp(1/2 w dt) here, then q o it (q_mul reads first)
+            q_exp((h * v[j], h * v[j + 1], h * v[j + 2]), seg)
+            q_mul(q[i : i + 4], seg, seg)
             n = 1.0 / math.sqrt(out[i] ** 2 + out[i + 1] ** 2 + out[i + 2] ** 2 + out[i + 3] ** 2)
             for m in range(4):
                 out[i + m] *= n
         elif t == FREE:
-            e = np.empty(8)
-            for m in range(6):
-                x[m] = 0.5 * dt * v[j + m]
-            dq_screw_exp(x, e)
-            dq_mul(q[i : i + 8], e, out[i : i + 8])
-            dq_normalize(out[i : i + 8], out[i : i + 8])
+            seg = out[i : i + 8]
+            dq_screw_exp(
+                (h * v[j], h * v[j + 1], h * v[j + 2], h * v[j + 3], h * v[j + 4], h * v[j + 5]),
+                seg,
+            )
+            dq_mul(q[i : i + 8], seg, seg)
+            dq_normalize(seg, seg)
 
 
 @njit(cache=True, _nrt=False)
@@ -1016,8 +1002,6 @@ def dexpinv(ints, theta, v, out):
     Spherical joint: the same on SO(3).  Other joints: ``theta_dot = v``.
     """
     nb = ints.shape[0]
-    w1 = np.empty(6)
-    w2 = np.empty(6)
     for k in range(nb):
         t = ints[k, I_JTYPE]
         j = ints[k, I_VI]
@@ -1033,12 +1017,14 @@ def dexpinv(ints, theta, v, out):
             out[j + 1] = b1 + 0.5 * c1 + f * d1
             out[j + 2] = b2 + 0.5 * c2 + f * d2
         elif t == FREE:
-            th = theta[j : j + 6]
-            dv_cross(th, v[j : j + 6], w1)
-            dv_cross(th, w1, w2)
-            phi = math.sqrt(th[0] ** 2 + th[1] ** 2 + th[2] ** 2)
+            t0, t1, t2 = theta[j], theta[j + 1], theta[j + 2]
+            t3, t4, t5 = theta[j + 3], theta[j + 4], theta[j + 5]
+            w1 = _cross6(t0, t1, t2, t3, t4, t5,
+                         v[j], v[j + 1], v[j + 2], v[j + 3], v[j + 4], v[j + 5])  # fmt: skip
+            w2 = _cross6(t0, t1, t2, t3, t4, t5, w1[0], w1[1], w1[2], w1[3], w1[4], w1[5])
+            phi = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
             f, g = _f_dexp(phi)
-            rd = g * (th[0] * th[3] + th[1] * th[4] + th[2] * th[5])  # f'(phi) phi_d
+            rd = g * (t0 * t3 + t1 * t4 + t2 * t5)  # f'(phi) phi_d
             for m in range(3):
                 out[j + m] = v[j + m] + 0.5 * w1[m] + f * w2[m]
                 out[j + 3 + m] = v[j + 3 + m] + 0.5 * w1[3 + m] + f * w2[3 + m] + rd * w2[m]

@@ -23,7 +23,8 @@ compilation.
 import numpy as np
 from numba import njit, prange, types
 
-from ._aba import aba as forward_dynamics  # the one forward dynamics of the integrators
+from ._aba import _STRIDE as _ABA_STRIDE
+from ._aba import _aba as forward_dynamics  # the one forward dynamics of the integrators
 from ._kernels import dexpinv, integrate, rnea
 
 
@@ -71,29 +72,30 @@ def sampled_inputs(t, t_step, q, v, params, mem, tau, fext):
             fext[k, j] = params[base + 6 * k + j]
 
 
-@njit(
-    types.int64(_I2, _R2, _RV, _RV, _RV, types.float64, types.float64, InputsFn, _RV, _V, _V, _V),
-    cache=True,
-)
-def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out):
-    """One step of Lie-group RK4 (Munthe-Kaas) in local coordinates around q.
+@njit(cache=True)
+def _workspace(nq, nv, nb):
+    """The arrays one RK4 step works in (allocated once per trajectory, reused by every step):
+    stage rates kq, kv (4, nv); theta, the stage velocity, the stage configuration; the
+    inputs tau, fext; the acceleration; the articulated-body workspace W."""
+    return (
+        np.empty((4, nv)),
+        np.empty((4, nv)),
+        np.empty(nv),
+        np.empty(nv),
+        np.empty(nq),
+        np.empty(nv),
+        np.empty((nb, 6)),
+        np.empty(nv),
+        np.empty((nb + 2, _ABA_STRIDE)),
+    )
 
-    ``q(t) = q (+) theta(t)``, ``theta' = dexpinv(theta, v)`` (exact), classical
-    RK4 on ``(theta, v)`` from ``theta = 0``, then ``q_out = q (+) theta(dt)``:
-    the base pose stays a unit dual quaternion by construction.  Returns
-    OK, SINGULAR (mass matrix not positive-definite) or NONFINITE.
-    """
+
+@njit(cache=True)
+def _rk4(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out, ws):
+    """One step of Lie-group RK4 (Munthe-Kaas) in local coordinates around q (see rk4_step)."""
+    kq, kv, th, vs, qs, tau, fext, acc, W = ws
     nv = v.shape[0]
     nq = q.shape[0]
-    nb = ints.shape[0]
-    kq = np.empty((4, nv))
-    kv = np.empty((4, nv))
-    th = np.empty(nv)
-    vs = np.empty(nv)
-    qs = np.empty(nq)
-    tau = np.empty(nv)
-    fext = np.empty((nb, 6))
-    acc = np.empty(nv)
     ok = True
     for s in range(4):
         if s == 0:
@@ -112,7 +114,7 @@ def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_ou
             integrate(ints, q, th, 1.0, qs)
             dexpinv(ints, th, vs, kq[s])
         inputs(ts, t, qs, vs, params, mem, tau, fext)
-        ok &= forward_dynamics(ints, reals, gravity, qs, vs, tau, fext, acc)
+        ok &= forward_dynamics(ints, reals, gravity, qs, vs, tau, fext, acc, W)
         for j in range(nv):
             kv[s, j] = acc[j]
     c = dt / 6.0
@@ -127,6 +129,22 @@ def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_ou
     if not finite:
         return NONFINITE
     return OK if ok else SINGULAR
+
+
+@njit(
+    types.int64(_I2, _R2, _RV, _RV, _RV, types.float64, types.float64, InputsFn, _RV, _V, _V, _V),
+    cache=True,
+)
+def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out):
+    """One step of Lie-group RK4 (Munthe-Kaas) in local coordinates around q.
+
+    ``q(t) = q (+) theta(t)``, ``theta' = dexpinv(theta, v)`` (exact), classical
+    RK4 on ``(theta, v)`` from ``theta = 0``, then ``q_out = q (+) theta(dt)``:
+    the base pose stays a unit dual quaternion by construction.  Returns
+    OK, SINGULAR (articulated inertia not positive-definite) or NONFINITE.
+    """
+    ws = _workspace(q.shape[0], v.shape[0], ints.shape[0])
+    return _rk4(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out, ws)
 
 
 @njit(
@@ -164,9 +182,10 @@ def rk4_loop(
     v = v0.copy()
     q1 = np.empty(nq)
     v1 = np.empty(nv)
+    ws = _workspace(nq, nv, ints.shape[0])
     row = 0
     for n in range(n_steps):
-        status = rk4_step(ints, reals, gravity, q, v, t0 + n * dt, dt, inputs, params, mem, q1, v1)
+        status = _rk4(ints, reals, gravity, q, v, t0 + n * dt, dt, inputs, params, mem, q1, v1, ws)
         if status != OK:
             return status, n
         for j in range(nq):
@@ -251,9 +270,10 @@ def forward_dynamics_batch(ints, reals, gravity, Q, V, TAU, A):
     nb = ints.shape[0]
     n = Q.shape[0]
     ok = np.ones(n, dtype=np.bool_)
+    fext = np.zeros((0, 6))  # none
     for i in prange(n):
-        fext = np.zeros((nb, 6))
-        ok[i] = forward_dynamics(ints, reals, gravity, Q[i], V[i], TAU[i], fext, A[i])
+        W = np.empty((nb + 2, _ABA_STRIDE))
+        ok[i] = forward_dynamics(ints, reals, gravity, Q[i], V[i], TAU[i], fext, A[i], W)
     return ok.all()
 
 

@@ -65,8 +65,8 @@ NV = {
 
 # Packed layout of the per-body arrays handed to the kernels.
 I_PARENT, I_JTYPE, I_QI, I_VI = 0, 1, 2, 3
-R_AXIS, R_PLACE, R_MASS, R_COM, R_JO = 0, 3, 11, 12, 15
-N_REALS = 24
+R_AXIS, R_PLACE, R_MASS, R_COM, R_JO, R_SI = 0, 3, 11, 12, 15, 24
+N_REALS = 60  # ... R_SI: the 6x6 swap(M^_k), row-major (36), precomputed
 
 
 @dataclass(frozen=True)
@@ -279,6 +279,9 @@ class Model:
             [_skew(c) @ _skew(c) for c in self.com]
         ).reshape(nb, 3, 3)
         reals[:, R_JO : R_JO + 9] = J_O.reshape(nb, 9)
+        # swap(M^_k) = [[J_O, m [c]x], [-m [c]x, m I]], the symmetric spatial inertia the
+        # articulated-body recursion starts from, computed once here
+        reals[:, R_SI : R_SI + 36] = self.dual_inertia[:, [3, 4, 5, 0, 1, 2], :].reshape(nb, 36)
         self._ints = ints
         self._reals = reals
         neutral = np.zeros(self.nq)

@@ -156,9 +156,8 @@ def test_batch_equals_serial_runs(robot, rng):
 
 
 def test_batch_over_parameter_sets(robot, rng):
-    heavy = robot.with_bodies([])  # same topology; scale the base mass through reals
-    reals = np.stack([robot._reals, heavy._reals]).copy()
-    reals[1, 0, 11] *= 2.0  # R_MASS of the base
+    heavy = space_manipulator(base_mass=54.0)  # same topology, other parameters
+    reals = mb.stack_model_parameters([robot, heavy])
     q0 = robot.neutral_configuration()
     Q0 = np.stack([q0, q0])
     V0 = np.zeros((2, robot.nv))
@@ -173,9 +172,22 @@ def test_batch_over_parameter_sets(robot, rng):
         mem=np.zeros((2, 1)),
         reals=reals,
     )
-    # the same base force accelerates the heavier base less
+    # the same base force accelerates the heavier base less, and each trajectory equals
+    # a single run of its own model
     dx = bt.v[:, -1, 3]
     assert 0 < dx[1] < dx[0]
+    single = mb.simulate_compiled(
+        heavy,
+        q0,
+        np.zeros(robot.nv),
+        dt=1e-3,
+        n_steps=100,
+        inputs=damped_base_push,
+        params=np.array([0.0, 5.0]),
+        mem=np.zeros(1),
+        record_every=100,
+    )
+    assert np.array_equal(single.v[-1], bt.v[1, -1])
 
 
 def test_failure_keeps_the_partial_trajectory(robot):
