@@ -104,6 +104,7 @@ def _inertia_to_parent(W, k, src, so, p):
     body k's axes) ``B' = B + [r]x C``, ``A' = A - B'[r]x - (B [r]x)^T``, then
     the rotations ``R A' R^T``, ``R B' R^T``, ``R C R^T``: about 200
     multiplications instead of the ~430 of the dense product ``Ad^T X Ad``.
+    Only the upper triangle of ``X`` is read (A and C upper, B whole).
     """
     r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
     R = (
@@ -311,10 +312,11 @@ def _articulated(ints, reals, tau, W):
                 wm = W[k, _U + m] * di
                 s = W[k, _Z + m] + W[k, _U + m] * ud
                 for l in range(6):
-                    x = W[k, _P + 6 * m + l]
-                    s += x * W[k, _AL + l]
-                    W[nb, _PA + 6 * m + l] = x - wm * W[k, _U + l]
+                    s += W[k, _P + 6 * m + l] * W[k, _AL + l]
                 W[nb, _ZA + m] = s
+                # P^A is symmetric and _inertia_to_parent reads its upper triangle only
+                for l in range(m, 6):
+                    W[nb, _PA + 6 * m + l] = W[k, _P + 6 * m + l] - wm * W[k, _U + l]
         elif t == SPHERICAL:
             if not _inv_spd3(W, k, _P, _DI):
                 return False

@@ -106,11 +106,11 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba"):
         solve, O(n^3).  They agree to ~1e-13 (tests); ABA is faster from about
         three bodies on.
     """
-    if method not in ("aba", "matrix"):
-        raise ValueError(f"method must be 'aba' or 'matrix', got {method!r}")
-    if method == "aba":
+    if method == "aba":  # first: the default's path is one comparison long
         return forward_dynamics_aba(model, q, v, tau, f_ext)
-    if method == "matrix" and _plain_state(model, q, v, tau, f_ext):
+    if method != "matrix":
+        raise ValueError(f"method must be 'aba' or 'matrix', got {method!r}")
+    if _plain_state(model, q, v, tau, f_ext):
         a = np.empty(model.nv)
         tol = _state.CONFIG_TOL
         if _fd_fast(model._ints, model._reals, model.gravity, q, v, tau, f_ext, a, tol):
