@@ -18,7 +18,7 @@ argument.  The arithmetic itself is the compiled kernels of
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from . import _kernels as k
 from . import _ufuncs as u
@@ -144,16 +144,20 @@ def dq_mul(a, b):
     -------
     (..., 8) ndarray
     """
+    try:  # the commonest call, one product of two float64 vectors: no Python-side checks
+        out = _empty(8)
+        if _mul_1(a, b, out):
+            return out
+    except TypeError:  # not two contiguous float64 vectors: the paths below
+        pass
     if type(a) is _ND and type(b) is _ND and a.dtype is _F64 and b.dtype is _F64:
-        if a.shape == _8 and b.shape == _8:  # the commonest call: one product
-            out = np.empty(8)
-            if _mul_1(a, b, out):
-                return out
-        elif a.shape == b.shape and a.shape[-1:] == _8:
+        if a.shape == b.shape and a.shape[-1:] == _8:
             out = _fast_rows(_mul_rows, a, b, np.empty(a.shape), 0.0)
             if out is not None:
                 return out
-    return u.dq_mul(as_float_array(a, "a", (8,)), as_float_array(b, "b", (8,)))
+    return _no_overflow(
+        u.dq_mul(as_float_array(a, "a", (8,)), as_float_array(b, "b", (8,))), "dq_mul"
+    )
 
 
 def dq_conj(a):
@@ -245,16 +249,21 @@ def frame_change(dq_ba, x_a):
     (..., 6) ndarray, the same dual vector at b's origin in b's axes
     """
     q, x = dq_ba, x_a
+    try:  # the commonest call, one pose and one dual vector: no Python-side checks
+        out = _empty(6)
+        if _fc_1(q, x, out, UNIT_TOL):
+            return out
+    except TypeError:  # not contiguous float64 vectors: the paths below
+        pass
     if type(q) is _ND and type(x) is _ND and q.dtype is _F64 and x.dtype is _F64:
-        if q.shape == _8 and x.shape == _6:  # the commonest call: one dual vector
-            out = np.empty(6)
-            if _fc_1(q, x, out, UNIT_TOL):
-                return out
-        elif q.shape[-1:] == _8 and x.shape[-1:] == _6 and q.shape[:-1] == x.shape[:-1]:
+        if q.shape[-1:] == _8 and x.shape[-1:] == _6 and q.shape[:-1] == x.shape[:-1]:
             out = _fast_rows(_fc_rows, q, x, np.empty(x.shape), UNIT_TOL)
             if out is not None:
                 return out
-    return u.dv_frame_change(check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_a, "x_a", (6,)))
+    return _no_overflow(
+        u.dv_frame_change(check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_a, "x_a", (6,))),
+        "frame_change",
+    )
 
 
 def frame_change_inv(dq_ba, x_b):
@@ -280,6 +289,16 @@ def swap(x):
     return np.concatenate([x[..., 3:], x[..., :3]], axis=-1)
 
 
+def _no_overflow(out, what):
+    """``out``, or a ValueError when finite inputs gave a non-finite result (overflow)."""
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"{what} overflowed: the inputs are finite but the result exceeds "
+            f"the float64 range (~1.8e308)"
+        )
+    return out
+
+
 # ------------------------------------------------- fast paths of dq_mul, frame_change
 # For the commonest calls -- float64 ndarrays of equal batch shape, C-contiguous --
 # validation and arithmetic run in one compiled call instead of a validation scan
@@ -302,8 +321,18 @@ _8 = (8,)
 _6 = (6,)
 
 
-@njit(cache=True)
+_V = types.float64[::1]
+_RO = types.Array(types.float64, 1, "C", readonly=True)
+_VV = [(x, y) for x in (_V, _RO) for y in (_V, _RO)]  # writable or read-only inputs
+_empty = np.empty
+
+
+# Explicit signatures: any other argument type (a list, a 2-D batch, a strided view, an
+# integer array) raises TypeError at dispatch, which sends the call to the general paths.
+@njit([types.boolean(x, y, _V) for x, y in _VV], cache=True)
 def _mul_1(a, b, out):
+    if a.shape[0] != 8 or b.shape[0] != 8:
+        return False
     k.dq_mul(a, b, out)
     s = ((out[0] + out[1]) + (out[2] + out[3])) + ((out[4] + out[5]) + (out[6] + out[7]))
     return s - s == 0.0
@@ -325,9 +354,9 @@ def _mul_rows(A, B, out, tol):
     return z == 0.0
 
 
-@njit(cache=True)
+@njit([types.boolean(x, y, _V, types.float64) for x, y in _VV], cache=True)
 def _fc_1(q, x, out, tol):
-    if not k.dq_unit_error(q) <= tol:
+    if q.shape[0] != 8 or x.shape[0] != 6 or not k.dq_unit_error(q) <= tol:
         return False
     k.dv_frame_change(q, x, out)
     s = ((out[0] + out[1]) + (out[2] + out[3])) + (out[4] + out[5])
