@@ -155,9 +155,9 @@ def dq_mul(a, b):
             out = _fast_rows(_mul_rows, a, b, np.empty(a.shape), 0.0)
             if out is not None:
                 return out
-    return _no_overflow(
-        u.dq_mul(as_float_array(a, "a", (8,)), as_float_array(b, "b", (8,))), "dq_mul"
-    )
+    a, b = as_float_array(a, "a", (8,)), as_float_array(b, "b", (8,))
+    with np.errstate(over="ignore", invalid="ignore"):  # reported as an error below
+        return _no_overflow(u.dq_mul(a, b), "dq_mul")
 
 
 def dq_conj(a):
@@ -260,10 +260,9 @@ def frame_change(dq_ba, x_a):
             out = _fast_rows(_fc_rows, q, x, np.empty(x.shape), UNIT_TOL)
             if out is not None:
                 return out
-    return _no_overflow(
-        u.dv_frame_change(check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_a, "x_a", (6,))),
-        "frame_change",
-    )
+    q, x = check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_a, "x_a", (6,))
+    with np.errstate(over="ignore", invalid="ignore"):  # reported as an error below
+        return _no_overflow(u.dv_frame_change(q, x), "frame_change")
 
 
 def frame_change_inv(dq_ba, x_b):
