@@ -95,7 +95,7 @@ _X1, _X2 = 48, 56
 # --------------------------------------------------------------- frame changes
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _inertia_to_parent(W, k, src, so, p):
     """``P_p += Ad_k^T X Ad_k`` for the symmetric swapped inertia ``X`` at ``W[src, so:so+36]``.
 
@@ -150,7 +150,7 @@ def _inertia_to_parent(W, k, src, so, p):
 # ----------------------------------------------------------------- passes
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _velocities(ints, reals, q, v, fext, W):
     """Base-to-tip pass (SOA 5.1; P12, P15): frames, twists, velocity products, body terms.
 
@@ -193,7 +193,7 @@ def _inv_sym3(a00, a01, a02, a11, a12, a22):
     )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _inv_spd3(W, k, o, out):
     """``W[k, out:out+9] = A^-1`` for the 3x3 block ``A`` at ``W[k, o]`` (row stride 6).
 
@@ -214,7 +214,7 @@ def _inv_spd3(W, k, o, out):
     return ok
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _solve_free(W, k, x):
     """``x[0:6] = P_k^-1 u_k`` for a FREE joint (SOA eq. 92 with a base wrench).
 
@@ -272,7 +272,7 @@ def _solve_free(W, k, x):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _articulated(ints, reals, tau, W):
     """Tip-to-base pass (SOA eq. 80-89): articulated inertias and bias wrenches.
 
@@ -361,7 +361,7 @@ def _articulated(ints, reals, tau, W):
     return True
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _acc_bias(W, k, p, nb):
     """``acc'_k = Ad_k acc_parent + alpha_k`` (SOA eq. 92; P16 without ``S_k a_k``) into
     ``W[k, _ACC]`` (``_kernels._bias_acceleration``); the root's parent is the
@@ -372,7 +372,7 @@ def _acc_bias(W, k, p, nb):
         _store6(W, k, _ACC, _bias_acceleration(W, k, p, _ACC))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _accelerations(ints, reals, gravity, W, a):
     """Base-to-tip pass (SOA eq. 92-95): joint and body accelerations.
 
@@ -419,7 +419,7 @@ def _accelerations(ints, reals, gravity, W, a):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _joint_wrenches(ints, W, wrench):
     """``f_k = P_k acc_k + z_k`` (SOA eq. 33, 43), unswapped to ``[f, tau]``, into wrench."""
     for k in range(ints.shape[0]):
@@ -433,7 +433,7 @@ def _joint_wrenches(ints, W, wrench):
 # ------------------------------------------------------------------ kernels
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _aba(ints, reals, gravity, q, v, tau, fext, a, W):
     """The three passes of the articulated-body algorithm on the workspace W."""
     _velocities(ints, reals, q, v, fext, W)
@@ -471,7 +471,7 @@ def aba_wrenches(ints, reals, gravity, q, v, tau, fext, a, wrench):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _inputs_ok(ints, q, v, tau, fext, a):
     """The checks of ``_state`` on (q, v, tau, fext): sizes (from the packed model), finite
     entries, base pose and joint quaternions unit within ``CONFIG_TOL``."""
@@ -566,7 +566,7 @@ def split_wrenches(ints, reals, wrench, actuation, constraint, tau):
 # ------------------------------------------------------------- mixed problem
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
     """Tip-to-base pass of the mixed problem (SOA 3.3, 5.2 (1)-(2), per degree of freedom).
 
@@ -643,7 +643,7 @@ def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _mixed_accelerations(ints, reals, gravity, prescribed, a_in, tau_in, W, V, F, a, tau):
     """Base-to-tip pass of the mixed problem (SOA eq. 92-97, per degree of freedom).
 

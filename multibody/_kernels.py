@@ -60,7 +60,7 @@ def joint_nv(t):
     return 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _joint_twist(ints, reals, k, x):
     """``S_k x_k``: the joint's twist for the joint-velocity (or acceleration) vector x.
 
@@ -87,7 +87,7 @@ def _joint_twist(ints, reals, k, x):
     return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _joint_column(ints, reals, k, c):
     """``S_k e_c``: column c of joint k's motion subspace, a twist 6-tuple ``[w, v]``."""
     t = ints[k, I_JTYPE]
@@ -105,13 +105,13 @@ def _joint_column(ints, reals, k, c):
     )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _column(ints, reals, k, c, out):
     """``out = S_k e_c``: :func:`_joint_column` into an array (6,)."""
     out[0], out[1], out[2], out[3], out[4], out[5] = _joint_column(ints, reals, k, c)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _momentum6(reals, k, w0, w1, w2, v0, v1, v2):
     """``M^_k w = [p, h]`` (P6) for the twist ``w = [w, v]``, as a 6-tuple."""
     m = reals[k, R_MASS]
@@ -162,7 +162,12 @@ _RNEA_STRIDE = 36
 # (:func:`_joint_transform`): 24 multiplications per frame change instead of
 # the 57 of the sandwich product ``dv_frame_change`` (``docs/op-counts.md``).
 #
-# Speed.  The helpers and passes taking arrays are compiled with numba's
+# Speed.  The passes are compiled with ``fastmath={"contract"}`` only: LLVM may fuse
+# ``a * b + c`` into one fused multiply-add (one rounding instead of two, so never
+# less accurate; no other fast-math licence -- no reassociation, NaNs and infinities
+# kept).  Results stay deterministic on a given machine; they may differ in the last
+# bit from a machine without FMA.
+# The helpers and passes taking arrays are compiled with numba's
 # ``_nrt=False``: a compiled function with array arguments and branches
 # otherwise pays an atomic reference-count increment and decrement per array
 # argument and per array view at every call, which numba's pruning does not
@@ -191,7 +196,7 @@ def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
     )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _store6(W, k, o, x):
     """``W[k, o:o+6] = x`` for a 6-tuple x (a dual vector into its workspace field)."""
     W[k, o] = x[0]
@@ -202,7 +207,7 @@ def _store6(W, k, o, x):
     W[k, o + 5] = x[5]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def relative_pose(ints, reals, k, q):
     """``rel_k = placement_k o X_J(q_k)``: pose of body k in its parent (or the inertial frame).
 
@@ -258,7 +263,7 @@ def relative_pose(ints, reals, k, q):
     return r0, r1, r2, r3, e0, e1, e2, e3
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _joint_transform(ints, reals, k, q, W):
     """The frame of body k in its parent: R and r^k of :func:`relative_pose` into W[k].
 
@@ -283,7 +288,7 @@ def _joint_transform(ints, reals, k, q, W):
     W[k, _RB + 2] = 2.0 * t3
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _to_child(W, k, x0, x1, x2, x3, x4, x5):
     """``Ad_k x = rel_k* o x o rel_k`` (P8) of a twist or acceleration ``x = [w, v]``.
 
@@ -306,7 +311,7 @@ def _to_child(W, k, x0, x1, x2, x3, x4, x5):
     )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _to_parent(W, k, f0, f1, f2, t0, t1, t2):
     """``rel_k o f o rel_k*`` (P19) of a wrench ``[f, tau]`` of body k, in its parent.
 
@@ -330,7 +335,7 @@ def _to_parent(W, k, f0, f1, f2, t0, t1, t2):
     )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _wrench_to_parent(W, k, src, so, p, dst):
     """``W[p, dst:dst+6] += Ad_k^T f`` for the swapped wrench ``f = W[src, so:so+6] = [tau, f]``.
 
@@ -393,7 +398,7 @@ def _cross6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     )
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _twist_step(ints, reals, k, q, v, W):
     """Frame, twist and velocity product of body k into W[k] (one step of P12, P15).
 
@@ -417,7 +422,7 @@ def _twist_step(ints, reals, k, q, v, W):
     _store6(W, k, _TW, (w0 + s0, w1 + s1, w2 + s2, w3 + s3, w4 + s4, w5 + s5))
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _velocity_wrench(reals, k, W, fext):
     """``w_k x M^_k w_k - fext_k`` (the velocity and external terms of P23), ``[f, tau]``.
 
@@ -435,7 +440,7 @@ def _velocity_wrench(reals, k, W, fext):
     return (c0, c1, c2, c3, c4, c5)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _bias_acceleration(W, k, src, so):
     """``Ad_k acc_parent + alpha_k``: P16 without the joint's own ``S_k a_k``, a 6-tuple.
 
@@ -452,7 +457,7 @@ def _bias_acceleration(W, k, src, so):
     )  # fmt: skip
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _inertial_acceleration(gravity):
     """``[0, -g]``: the acceleration of the inertial frame, the root's parent, in the
     recursions, so that gravity ``gravity`` (3,) [m/s^2] enters every body's
@@ -460,7 +465,7 @@ def _inertial_acceleration(gravity):
     return (0.0, 0.0, 0.0, -gravity[0], -gravity[1], -gravity[2])
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _acceleration_step(ints, reals, k, a, W):
     """Acceleration of body k into W[k] (one step of P16, after :func:`_twist_step`).
 
@@ -475,7 +480,7 @@ def _acceleration_step(ints, reals, k, a, W):
     _store6(W, k, _ACC, (y0 + s0, y1 + s1, y2 + s2, y3 + s3, y4 + s4, y5 + s5))
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _body_wrench(reals, k, W, fext):
     """``f_k = M^_k acc_k + w_k x M^_k w_k - fext_k`` (P23 before the children's
     wrenches are added), swapped ``[tau, f]``, into ``W[k, _F]``."""
@@ -487,7 +492,7 @@ def _body_wrench(reals, k, W, fext):
     _store6(W, k, _F, (m3 + b3, m4 + b4, m5 + b5, m0 + b0, m1 + b1, m2 + b2))
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _forward_pass(ints, reals, gravity, q, v, a, fext, W, wrenches):
     """Base-to-tip pass of every recursion (P12, P15, P16) into W (nb + 1, _RNEA_STRIDE).
 
@@ -565,7 +570,7 @@ def body_motions(ints, reals, q, v, a, twist, acc):
 # ------------------------------------------------------------ inverse dynamics
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _rnea(ints, reals, gravity, q, v, a, fext, tau, W):
     """The two passes of :func:`rnea` on the workspace W (nb + 1, _RNEA_STRIDE).
 
@@ -630,7 +635,7 @@ _JC = 16  # inertia about the origin, upper triangle J00 J01 J02 J11 J12 J22 [kg
 _CRBA_STRIDE = 22
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _composite_to_parent(W, k, p):
     """Add body k's composite inertia (m, h = m c, J) to its parent's, moved through rel_k.
 
@@ -669,7 +674,7 @@ def _composite_to_parent(W, k, p):
     W[p, _JC + 5] += A[8]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _composite_momentum(W, k, w0, w1, w2, v0, v1, v2):
     """``[p, h_O]`` of body k's composite inertia moving with the twist ``[w, v]`` (P6)."""
     m = W[k, _MC]
@@ -686,7 +691,7 @@ def _composite_momentum(W, k, w0, w1, w2, v0, v1, v2):
     )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _project_column(ints, reals, j, f0, f1, f2, t0, t1, t2, M, col):
     """``M[v_j, col] = M[col, v_j] = S_j^T f^s`` for the wrench ``[f, tau]`` of body j."""
     t = ints[j, I_JTYPE]
@@ -708,7 +713,7 @@ def _project_column(ints, reals, j, f0, f1, f2, t0, t1, t2, M, col):
             M[vj + 5, col] = M[col, vj + 5] = f2
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _crba(ints, reals, q, M, W):
     """:func:`crba` on the workspace W (nb, at least _CRBA_STRIDE columns)."""
     nb = ints.shape[0]
@@ -765,7 +770,7 @@ def crba(ints, reals, q, M):
     _crba(ints, reals, q, M, W)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _chol(A, n):
     """In-place Cholesky ``A = L L^T`` of the leading n x n block: L below the diagonal,
     ``1 / L_jj`` on it.  False if A is not positive-definite."""
@@ -785,7 +790,7 @@ def _chol(A, n):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def _chol_solve(L, n, x):
     """``x <- (L L^T)^-1 x`` in place (first n entries) with the factor of :func:`_chol`."""
     for i in range(n):
@@ -863,7 +868,7 @@ def integrate(ints, q, v, dt, out):
             dq_normalize(seg, seg)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, fastmath={"contract"})
 def config_error(ints, q):
     """(worst distance of a quaternion or base pose from its unit manifold, body index)."""
     worst = 0.0
