@@ -10,15 +10,66 @@ package's cached ``*.nbi``/``*.nbc`` files so that everything recompiles
 consistently.  Only files that define numba functions count, by content (an
 edit elsewhere, or a touch, changes nothing).  Installed releases never
 change, so this costs reading a few dozen small files (a few milliseconds).
+
+Several processes may import dqspace at once (Dask workers of a sweep,
+``pytest -n``).  numba's cache is not safe for gufuncs compiled concurrently:
+two processes can write the kernel's and the gufunc wrapper's cache files
+with different internal names, and every later load of that pair crashes
+(numba issues #4807 and #10128).  :func:`build_lock` serialises, across
+processes, the check-and-clear of this module and every gufunc build (compile
+or cache load), so one process writes a consistent pair and the others load it.
 """
 
 import contextlib
 import hashlib
 import os
+import tempfile
+import threading
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no inter-process lock (numba's own behaviour)
+    fcntl = None
 
 _PACKAGES = ("dq", "multibody", "actuators", "control", "scenarios")
 _STAMP = "dqspace-sources.stamp"
+
+
+def lock_path():
+    """The lock file of this installation (one per package location, in the temp folder)."""
+    here = str(Path(__file__).resolve().parent).encode()
+    return Path(tempfile.gettempdir()) / f"dqspace-numba-{hashlib.sha1(here).hexdigest()[:12]}.lock"
+
+
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def build_lock():
+    """Hold an exclusive inter-process lock (blocking) while numba compiles or loads caches.
+
+    Re-entrant within a thread; other threads and processes wait.
+    """
+    if fcntl is None or getattr(_held, "depth", 0):
+        _held.depth = getattr(_held, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    try:
+        fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:  # no writable temp folder: go on unlocked rather than fail the import
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _held.depth = 1
+        yield
+    finally:
+        _held.depth = 0
+        os.close(fd)  # closing releases the lock
 
 
 def _package_dirs():
@@ -44,6 +95,11 @@ def ensure_consistent_caches(dirs=None, stamp=None):
     ``dirs`` (source folders) and ``stamp`` (the fingerprint file) default to the
     installed package's; returns True when caches were cleared.
     """
+    with build_lock():
+        return _ensure_consistent_caches(dirs, stamp)
+
+
+def _ensure_consistent_caches(dirs, stamp):
     try:
         dirs = _package_dirs() if dirs is None else [Path(d) for d in dirs]
         if stamp is None:

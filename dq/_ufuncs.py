@@ -11,6 +11,7 @@ import numpy as np
 from numba import guvectorize
 
 from . import _kernels as k
+from ._cache import build_lock
 
 _F = "float64"
 
@@ -32,7 +33,8 @@ def __getattr__(name):
         fn, sig, layout = _SPECS[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    g = guvectorize([sig], layout, nopython=True, cache=True)(fn)
+    with build_lock():  # numba's gufunc caches are not safe to write concurrently
+        g = guvectorize([sig], layout, nopython=True, cache=True)(fn)
     globals()[name] = g
     return g
 

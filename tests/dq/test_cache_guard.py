@@ -39,3 +39,49 @@ def test_installed_package_is_stamped():
     assert {d.name for d in dirs} == {"dq", "multibody", "actuators", "control", "scenarios"}
     stamp = dirs[0] / "__pycache__" / c._STAMP
     assert stamp.read_text() == c._fingerprint(dirs)
+
+
+_BUILDER = """
+import sys
+from dqspace.dq import _ufuncs
+print("imported", flush=True)
+sys.stdin.readline()
+_ufuncs.dq_mul  # build (or load) one gufunc: must wait for the lock
+print("built", flush=True)
+"""
+
+
+def test_gufunc_builds_wait_for_the_interprocess_lock():
+    """numba's gufunc caches break when two processes write them at once (numba #10128):
+    a process that builds a gufunc waits while another holds the build lock."""
+    import select
+    import subprocess
+    import sys
+
+    from dqspace.dq._cache import build_lock
+
+    p = subprocess.Popen(
+        [sys.executable, "-c", _BUILDER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stdout.readline().strip() == "imported"
+        with build_lock():
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            ready, _, _ = select.select([p.stdout], [], [], 2.0)
+            assert not ready, "the gufunc was built while another process held the lock"
+        ready, _, _ = select.select([p.stdout], [], [], 120.0)
+        assert ready and p.stdout.readline().strip() == "built"
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_build_lock_is_reentrant():
+    from dqspace.dq._cache import build_lock
+
+    with build_lock(), build_lock():  # a nested build in the same thread does not deadlock
+        pass
