@@ -13,6 +13,7 @@ from numba import njit
 
 from dqspace.multibody import _aba as A
 from dqspace.multibody import _kernels as K
+from dqspace.multibody import _sim as S
 from dqspace.multibody import inverse_dynamics, mass_matrix, models
 
 NRT_CALLS = ("NRT_incref", "NRT_decref", "NRT_MemInfo_alloc")
@@ -44,7 +45,7 @@ def test_passes_compile_without_reference_counting_or_allocation(rng):
     v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
     tau = inverse_dynamics(model, q, v, a)  # compiles _rnea and _crba (or loads them)
     M = mass_matrix(model, q)
-    for kernel in (K._rnea, K._crba, K._twist_step, A._velocities, A._articulated):
+    for kernel in (K._rnea, K._crba, K._twist_step, A._velocities, A._articulated, S._rk4):
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
     # fresh copies of the two passes with the option (a cached kernel keeps no IR)
     rnea = njit(_nrt=False)(K._rnea.py_func)
