@@ -266,14 +266,6 @@ def _transform_loop(n, ints, reals, q, W):
 
 
 @njit(_nrt=False)
-def _inertia_loop(n, ints, reals, W):
-    """What the velocity pass does per body: rebuild swap(M^_k) from mass, CoM and inertia."""
-    for _ in range(n):
-        for k in range(ints.shape[0]):
-            K.spatial_inertia(reals, k, W[k, A._P : A._P + 36].reshape((6, 6)))
-
-
-@njit(_nrt=False)
 def _inertia_copy_loop(n, P0, W):
     """The alternative: copy precomputed swap(M^_k) (36 numbers per body) into the workspace."""
     for _ in range(n):
@@ -311,24 +303,6 @@ def _dexpinv_loop(n, ints, th, v, out):
 def _callback_loop(n, inputs, q, v, params, mem, tau, fext):
     for _ in range(n):
         inputs(0.0, 0.0, q, v, params, mem, tau, fext)
-
-
-@njit
-def _alloc_loop(n, nq, nv, nb):
-    """The eight small arrays rk4_step allocates per step."""
-    s = 0.0
-    for _ in range(n):
-        kq = np.empty((4, nv))
-        kv = np.empty((4, nv))
-        th = np.empty(nv)
-        vs = np.empty(nv)
-        qs = np.empty(nq)
-        tau = np.empty(nv)
-        fext = np.empty((nb, 6))
-        acc = np.empty(nv)
-        kq[0, 0] = kv[0, 0] = th[0] = vs[0] = qs[0] = tau[0] = fext[0, 0] = acc[0] = 1.0
-        s += kq[0, 0] + kv[0, 0] + th[0] + vs[0] + qs[0] + tau[0] + fext[0, 0] + acc[0]
-    return s
 
 
 # ------------------------------------------------------------------ sections
@@ -661,35 +635,31 @@ def section_profile(model, m, d, r_sim, repeats):
     Qrec, Vrec = np.empty((1, model.nq)), np.empty((1, model.nv))
     ns = dict(L=LOOP, ints=ints, reals=reals, g=g, q=q, v=v, tau=tau, th=th, fext=fext, a=a,
               oq=out_q, ov=out_v, W=W, cb=cb, params=params, mem=mem, Qr=Qrec, Vr=Vrec,
-              nq=model.nq, nv=model.nv, nb=model.nb, S=S, aba_loop=_aba_loop, ws_loop=_aba_ws_loop,
+              nq=model.nq, nv=model.nv, nb=model.nb, S=S, ws_loop=_aba_ws_loop,
               vel_loop=_velocities_loop, va_loop=_vel_art_loop, int_loop=_integrate_loop,
-              dexp_loop=_dexpinv_loop, cb_loop=_callback_loop, alloc_loop=_alloc_loop,
-              tw_loop=_twist_loop, tr_loop=_transform_loop, in_loop=_inertia_loop,
+              dexp_loop=_dexpinv_loop, cb_loop=_callback_loop,
+              tw_loop=_twist_loop, tr_loop=_transform_loop,
               cp_loop=_inertia_copy_loop, vw_loop=_vwrench_loop,
               P0=np.ascontiguousarray(W[: model.nb, A._P : A._P + 36]).copy(),
               mujoco=mujoco, m=m, d=d)  # fmt: skip
     mujoco.mj_resetData(m, d)
     d.qpos[:], d.qvel[:] = q_to_mujoco(model, q), v_to_mujoco(model, q, v)
     per = dict.fromkeys(
-        ("aba", "ws", "vel", "va", "int", "dexp", "cb", "alloc", "loop", "tw", "tr", "in", "cp",
-         "vw"),
+        ("ws", "vel", "va", "int", "dexp", "cb", "loop", "tw", "tr", "cp", "vw"),
         LOOP,
     )  # fmt: skip
     per["loop"] = ns["L2"] = 200  # RK4 steps per block (as short as the other parts' blocks)
     r = measure(
         {
             "loop": "S.rk4_loop(ints, reals, g, q, v, 0.0, 1e-3, L2, L2, cb, params, mem, Qr, Vr)",
-            "aba": "aba_loop(L, ints, reals, g, q, v, tau, fext, a)",
             "ws": "ws_loop(L, ints, reals, g, q, v, tau, fext, a, W)",
             "vel": "vel_loop(L, ints, reals, q, v, fext, W)",
             "va": "va_loop(L, ints, reals, q, v, tau, fext, W)",
             "int": "int_loop(L, ints, q, th, oq)",
             "dexp": "dexp_loop(L, ints, th, v, ov)",
             "cb": "cb_loop(L, cb, q, v, params, mem, tau, fext)",
-            "alloc": "alloc_loop(L, nq, nv, nb)",
             "tw": "tw_loop(L, ints, reals, q, v, W)",
             "tr": "tr_loop(L, ints, reals, q, W)",
-            "in": "in_loop(L, ints, reals, W)",
             "cp": "cp_loop(L, P0, W)",
             "vw": "vw_loop(L, ints, reals, W, fext)",
             "fwd": "mujoco.mj_forward(m, d)",
@@ -707,20 +677,17 @@ def section_profile(model, m, d, r_sim, repeats):
     step_roll = r_sim["roll"][2] / N_STEPS
     step_pin = r_sim["pin"][2] / N_STEPS
     parts = [
-        ("4 x ABA (`_aba.aba`, fext = 0)", 4 * t["aba"]),
+        ("4 x ABA on the trajectory's workspace (`_aba._aba`, fext = 0)", 4 * t["ws"]),
         ("  of which: velocity pass", 4 * t["vel"]),
         ("    - frames, twists, velocity products (`_twist_step`)", 4 * t["tw"]),
         ("      of which the joint transforms (sin/cos, products, R)", 4 * t["tr"]),
-        ("    - rebuilding swap(M^_k) from m, c, J (`spatial_inertia`)", 4 * t["in"]),
-        ("      (copying precomputed swap(M^_k) instead would cost)", 4 * t["cp"]),
+        ("    - copying the model's precomputed swap(M^_k)", 4 * t["cp"]),
         ("    - velocity wrenches w x M^ w", 4 * t["vw"]),
         ("  of which: articulated-inertia pass", 4 * (t["va"] - t["vel"])),
         ("  of which: acceleration pass", 4 * (t["ws"] - t["va"])),
-        ("  of which: workspace allocation + call", 4 * (t["aba"] - t["ws"])),
         ("4 x `integrate` (3 stages + the update)", 4 * t["int"]),
         ("3 x `dexpinv`", 3 * t["dexp"]),
         ("4 x inputs callback through its function pointer", 4 * t["cb"]),
-        ("8 small arrays allocated per step", t["alloc"]),
     ]
     accounted = sum(x for lab, x in parts if not lab.startswith("  "))
     parts.append(("rest (RK4 combinations, copies, loop)", step_dq - accounted))
@@ -1068,20 +1035,16 @@ def _what_it_takes(r1, rb, prof, r1_fd, r2, r3_mj, r3_pin):
         )
     tp, step_dq, step_mj, step_pin, parts = prof
     if r3_mj < 2.0 or r3_pin < 4.0:
-        aba = tp["aba"]
+        aba = tp["ws"]
         other = step_dq - 4 * aba
-        save = 4 * (tp["in"] - tp["cp"]) + 4 * (tp["aba"] - tp["ws"]) + tp["alloc"]
-        new = step_dq - save
         print(
             f"3. budget per RK4 step: {f(step_mj / 2)} (MuJoCo / 2) and {f(step_pin / 4)} "
             f"(Pinocchio / 4); now {f(step_dq)} = 4 ABA {f(4 * aba)} + the rest {f(other)}.  "
             f"With the rest unchanged one ABA must take <= {f((step_mj / 2 - other) / 4)} / "
             f"{f((step_pin / 4 - other) / 4)} (now {f(aba)}; MuJoCo's `mj_forward` "
-            f"{f(tp['fwd'])}).  Measured savings without new arithmetic: precomputed swap(M^_k) "
-            f"{f(4 * (tp['in'] - tp['cp']))}, one workspace per trajectory instead of one per "
-            f"ABA call {f(4 * (tp['aba'] - tp['ws']))}, no per-step arrays {f(tp['alloc'])}: a "
-            f"step of about {f(new)}, i.e. {step_mj / new:.2f}x MuJoCo and {step_pin / new:.2f}x "
-            f"Pinocchio; the rest must come from the ABA passes themselves."
+            f"{f(tp['fwd'])}).  The step already reuses one workspace per trajectory and the "
+            "model's precomputed inertias; what is left is the arithmetic of the ABA passes "
+            "(see the profile)."
         )
 
 
