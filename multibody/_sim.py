@@ -21,7 +21,7 @@ compilation.
 """
 
 import numpy as np
-from numba import njit, prange, types
+from numba import get_num_threads, njit, prange, types
 
 from ._aba import _STRIDE as _ABA_STRIDE
 from ._aba import _aba as forward_dynamics  # the one forward dynamics of the integrators
@@ -270,24 +270,36 @@ def rk4_batch(
         status[i, 1] = n
 
 
-@njit(types.boolean(_I2, _R2, _RV, _RM, _RM, _RM, _M), cache=True, parallel=True)
-def forward_dynamics_batch(ints, reals, gravity, Q, V, TAU, A):
-    """Forward dynamics of many states in parallel (no external wrenches); False if any failed."""
+def batch_chunks(n):
+    """How many contiguous chunks the batch kernels split n states into: one per thread
+    (numba's prange schedules statically), each with one workspace for all its states."""
+    return max(1, min(n, get_num_threads()))
+
+
+@njit(types.boolean(_I2, _R2, _RV, _RM, _RM, _RM, _M, types.int64), cache=True, parallel=True)
+def forward_dynamics_batch(ints, reals, gravity, Q, V, TAU, A, m):
+    """Forward dynamics of many states in parallel, in m chunks (:func:`batch_chunks`);
+    no external wrenches.  False if any failed."""
     nb = ints.shape[0]
     n = Q.shape[0]
     ok = np.ones(n, dtype=np.bool_)
     fext = np.zeros((0, 6))  # none
-    for i in prange(n):
+    size = (n + m - 1) // m
+    for c in prange(m):
         W = np.empty((nb + 2, _ABA_STRIDE))
-        ok[i] = forward_dynamics(ints, reals, gravity, Q[i], V[i], TAU[i], fext, A[i], W)
+        for i in range(c * size, min(n, (c + 1) * size)):
+            ok[i] = forward_dynamics(ints, reals, gravity, Q[i], V[i], TAU[i], fext, A[i], W)
     return ok.all()
 
 
-@njit(types.void(_I2, _R2, _RV, _RM, _RM, _RM, _M), cache=True, parallel=True)
-def inverse_dynamics_batch(ints, reals, gravity, Q, V, A, TAU):
-    """Inverse dynamics of many states in parallel (no external wrenches)."""
+@njit(types.void(_I2, _R2, _RV, _RM, _RM, _RM, _M, types.int64), cache=True, parallel=True)
+def inverse_dynamics_batch(ints, reals, gravity, Q, V, A, TAU, m):
+    """Inverse dynamics of many states in parallel, in m chunks; no external wrenches."""
     nb = ints.shape[0]
-    for i in prange(Q.shape[0]):
+    n = Q.shape[0]
+    size = (n + m - 1) // m
+    for c in prange(m):
         fext = np.zeros((nb, 6))
         force = np.empty((nb, 6))
-        rnea(ints, reals, gravity, Q[i], V[i], A[i], fext, TAU[i], force)
+        for i in range(c * size, min(n, (c + 1) * size)):
+            rnea(ints, reals, gravity, Q[i], V[i], A[i], fext, TAU[i], force)

@@ -296,7 +296,10 @@ def forward_dynamics_batch(model, Q, V, TAU):
     if Q.shape != (B, model.nq) or V.shape != (B, model.nv) or TAU.shape != (B, model.nv):
         raise ValueError(f"Q must be (B, {model.nq}), V and TAU (B, {model.nv})")
     A = np.empty((B, model.nv))
-    if not _sim.forward_dynamics_batch(model._ints, model._reals, model.gravity, Q, V, TAU, A):
+    chunks = _sim.batch_chunks(Q.shape[0])
+    if not _sim.forward_dynamics_batch(
+        model._ints, model._reals, model.gravity, Q, V, TAU, A, chunks
+    ):
         raise ValueError("the mass matrix is not positive-definite for some state")
     return A
 
@@ -308,5 +311,6 @@ def inverse_dynamics_batch(model, Q, V, A):
     if Q.shape != (B, model.nq) or V.shape != (B, model.nv) or A.shape != (B, model.nv):
         raise ValueError(f"Q must be (B, {model.nq}), V and A (B, {model.nv})")
     TAU = np.empty((B, model.nv))
-    _sim.inverse_dynamics_batch(model._ints, model._reals, model.gravity, Q, V, A, TAU)
+    chunks = _sim.batch_chunks(Q.shape[0])
+    _sim.inverse_dynamics_batch(model._ints, model._reals, model.gravity, Q, V, A, TAU, chunks)
     return TAU

@@ -223,3 +223,18 @@ def test_callback_sees_the_step_start_time(robot):
     )
     assert np.isclose(mem[0], 7 * 2 * 0.01, atol=1e-12)
     assert np.isclose(mem[1], 1.0 + 6 * 0.01, atol=1e-12)  # start of the last step
+
+
+@pytest.mark.parametrize("B", [0, 1, 3, 17])
+def test_batches_of_any_size_cover_every_state(robot, B):
+    """The batch kernels split the states into one chunk per thread: sizes that do not
+    divide evenly (or are smaller than the thread count) still fill every row."""
+    rng = np.random.default_rng(B)
+    Q = np.array([robot.random_configuration(rng) for _ in range(B)]).reshape(B, robot.nq)
+    V, TAU = rng.normal(size=(2, B, robot.nv))
+    A = mb.forward_dynamics_batch(robot, Q, V, TAU)
+    T2 = mb.inverse_dynamics_batch(robot, Q, V, A)
+    assert A.shape == T2.shape == (B, robot.nv)
+    for i in range(B):
+        assert np.array_equal(A[i], mb.forward_dynamics(robot, Q[i], V[i], TAU[i]))
+    assert np.abs(T2 - TAU).max(initial=0.0) < 1e-9
