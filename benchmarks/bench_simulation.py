@@ -1006,6 +1006,8 @@ def _what_it_takes(r1, rb, prof, r1_fd, r2, r3_mj, r3_pin):
     f = fmt_time
     t = {k: v[2] for k, v in r1.items()}
     print("\n## What the misses would take (fastest rounds of the profiles above)")
+    if r1_fd <= 1.0 and r2 >= 4.0 and r3_mj >= 2.0 and r3_pin >= 4.0:
+        print("no target missed in this run")
     if r1_fd > 1.0:
         gap = r1["fd"][0] - r1["pin"][0]
         print(
