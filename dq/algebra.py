@@ -145,10 +145,11 @@ def dq_mul(a, b):
     (..., 8) ndarray
     """
     try:  # the commonest call, one product of two float64 vectors: no Python-side checks
-        out = _empty(8)
-        if _mul_1(a, b, out):
-            return out
-    except TypeError:  # not two contiguous float64 vectors: the paths below
+        if a.ndim + b.ndim == 2:  # two vectors (a batch would fail the dispatch slowly)
+            out = _empty(8)
+            if _mul_1(a, b, out):
+                return out
+    except (TypeError, AttributeError):  # not two contiguous float64 vectors: the paths below
         pass
     if type(a) is _ND and type(b) is _ND and a.dtype is _F64 and b.dtype is _F64:
         if a.shape == b.shape and a.shape[-1:] == _8:
@@ -250,10 +251,11 @@ def frame_change(dq_ba, x_a):
     """
     q, x = dq_ba, x_a
     try:  # the commonest call, one pose and one dual vector: no Python-side checks
-        out = _empty(6)
-        if _fc_1(q, x, out, UNIT_TOL):
-            return out
-    except TypeError:  # not contiguous float64 vectors: the paths below
+        if q.ndim + x.ndim == 2:  # two vectors (a batch would fail the dispatch slowly)
+            out = _empty(6)
+            if _fc_1(q, x, out, UNIT_TOL):
+                return out
+    except (TypeError, AttributeError):  # not contiguous float64 vectors: the paths below
         pass
     if type(q) is _ND and type(x) is _ND and q.dtype is _F64 and x.dtype is _F64:
         if q.shape[-1:] == _8 and x.shape[-1:] == _6 and q.shape[:-1] == x.shape[:-1]:
@@ -326,8 +328,10 @@ _VV = [(x, y) for x in (_V, _RO) for y in (_V, _RO)]  # writable or read-only in
 _empty = np.empty
 
 
-# Explicit signatures: any other argument type (a list, a 2-D batch, a strided view, an
-# integer array) raises TypeError at dispatch, which sends the call to the general paths.
+# Explicit signatures: any other argument type (a strided view, an integer array) raises
+# TypeError at dispatch, which sends the call to the general paths.  A failed dispatch is
+# slow (numba searches type conversions: ~70 us), so the callers first check that both
+# arguments are vectors (``ndim``; a list has none): batches never reach these functions.
 @njit([types.boolean(x, y, _V) for x, y in _VV], cache=True)
 def _mul_1(a, b, out):
     if a.shape[0] != 8 or b.shape[0] != 8:

@@ -63,3 +63,32 @@ def test_fast_paths_fall_back_to_the_documented_errors(data):
         d.dq_mul(huge, huge)
     with pytest.raises(ValueError, match="dq_mul overflowed"):
         d.dq_mul(np.tile(huge, (3, 1)), np.tile(huge, (3, 1)))
+
+
+def test_batches_never_reach_the_single_vector_dispatch(data, monkeypatch):
+    """A 2-D argument sent to the explicit-signature single-vector kernels fails numba's
+    dispatch slowly (~70 us of type-conversion search, more than the product itself by
+    two orders): dq_mul and frame_change must route batches, broadcasts and rows of one
+    elsewhere before dispatching."""
+    from dqspace.dq import algebra
+
+    A, B, X = data
+    calls = []
+
+    def spy(real):
+        def f(*args):
+            calls.append(tuple(np.ndim(x) for x in args[:2]))
+            return real(*args)
+
+        return f
+
+    monkeypatch.setattr(algebra, "_mul_1", spy(algebra._mul_1))
+    monkeypatch.setattr(algebra, "_fc_1", spy(algebra._fc_1))
+    for a, b in ((A, B), (A[:1], B[:1]), (A[0], B), (A, B[0]), (A[None], B[None])):
+        assert np.array_equal(d.dq_mul(a, b), u.dq_mul(a, b))
+    for q, x in ((A, X), (A[:1], X[:1]), (A[0], X), (A, X[0])):
+        assert np.array_equal(d.frame_change(q, x), u.dv_frame_change(q, x))
+    assert calls == []
+    d.dq_mul(A[0], B[0])
+    d.frame_change(A[0], X[0])
+    assert calls == [(1, 1), (1, 1)]  # the single-vector calls still take the fast path
