@@ -64,3 +64,12 @@ def test_cli_demo_runs_and_prints_poses():
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("E origin in I"))
     xyz = [float(t) for t in line.split("[")[-1].rstrip("]").split()]
     assert xyz == [1.0, -0.0, 0.5]  # (1, 0, 0) + Rz(90 deg) (0, 0, 0.5)
+
+
+def test_ruff_lint_and_format_are_clean():
+    """The repository passes ruff (rules and formatter configured in pyproject.toml)."""
+    for args in (["check", "."], ["format", "--check", "."]):
+        r = subprocess.run(
+            [sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True
+        )
+        assert r.returncode == 0, f"ruff {' '.join(args)}:\n{r.stdout}{r.stderr}"

@@ -1,7 +1,6 @@
 """Parameter sweeps on Dask: same metrics as serial runs, restart, failures, errors, CLI."""
 
 import json
-import logging
 import math
 import threading
 
@@ -22,23 +21,6 @@ from dqspace.scenarios.sweep import (
 
 BASE = ["scenario.duration=2.0"]
 NOISY = BASE + ["disturbance.force_noise_std=0.3", "disturbance.torque_noise_std=0.05"]
-
-
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
 
 
 @pytest.fixture(scope="module")

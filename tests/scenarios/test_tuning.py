@@ -1,7 +1,6 @@
 """Gain tuning by parallel compass search: a known optimum, bounds, failures, caching,
 the chosen gains' metrics against a direct run, and bad input."""
 
-import logging
 import math
 
 import numpy as np
@@ -11,23 +10,6 @@ from dqspace.scenarios import load_scenario, run, tune
 from dqspace.scenarios.metrics import summarize
 
 TINY = ["scenario.duration=0.1"]
-
-
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
 
 
 def _known_objective(counter):
