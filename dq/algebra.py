@@ -324,7 +324,6 @@ _6 = (6,)
 
 _V = types.float64[::1]
 _RO = types.Array(types.float64, 1, "C", readonly=True)
-_VV = [(x, y) for x in (_V, _RO) for y in (_V, _RO)]  # writable or read-only inputs
 _empty = np.empty
 
 
@@ -332,7 +331,10 @@ _empty = np.empty
 # TypeError at dispatch, which sends the call to the general paths.  A failed dispatch is
 # slow (numba searches type conversions: ~70 us), so the callers first check that both
 # arguments are vectors (``ndim``; a list has none): batches never reach these functions.
-@njit([types.boolean(x, y, _V) for x, y in _VV], cache=True)
+# One signature with read-only inputs: writable arrays convert to it (numba registers the
+# conversion at the first call), and a single overload dispatches ~50 ns faster than the
+# four writable/read-only combinations.
+@njit(types.boolean(_RO, _RO, _V), cache=True)
 def _mul_1(a, b, out):
     if a.shape[0] != 8 or b.shape[0] != 8:
         return False
@@ -357,7 +359,7 @@ def _mul_rows(A, B, out, tol):
     return z == 0.0
 
 
-@njit([types.boolean(x, y, _V, types.float64) for x, y in _VV], cache=True)
+@njit(types.boolean(_RO, _RO, _V, types.float64), cache=True)
 def _fc_1(q, x, out, tol):
     if q.shape[0] != 8 or x.shape[0] != 6 or not k.dq_unit_error(q) <= tol:
         return False
