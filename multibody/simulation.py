@@ -27,6 +27,7 @@ Writing a callback::
 import numpy as np
 from numba import types
 from numba.experimental.function_type import _get_wrapper_address
+from numba.extending import typeof_impl
 
 from . import _sim, _state
 from .integrators import IntegrationError, Trajectory
@@ -59,6 +60,16 @@ class _Compiled(types.WrapperAddressProtocol):
 
     def signature(self):
         return INPUTS_SIG
+
+
+_INPUTS_TYPE = types.FunctionType(INPUTS_SIG)
+
+
+@typeof_impl.register(_Compiled)
+def _typeof_compiled(val, c):
+    """Every resolved callback has the same numba type: built once here instead of at each
+    call of the loop (numba's generic rule rebuilds it: ~7 us per call)."""
+    return _INPUTS_TYPE
 
 
 _RESOLVED = {}
