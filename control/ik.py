@@ -307,25 +307,73 @@ def _ik_eval(ints, reals, q, body, place, target, e, J, jacobian, v0):
 _NO_J = np.empty((6, 0))
 
 
+@njit(cache=True)
 def _step(J, e, lam2, theta, lo, hi):
-    """Damped least-squares step; joints that would cross a limit are locked on it."""
-    n = J.shape[1]
-    fixed = np.full(n, np.nan)  # steps of the locked joints (to their bound)
+    """Damped least-squares step ``d = -J_f^T (J_f J_f^T + lam2 I)^-1 r`` over the free
+    joints f; joints that would cross a limit are locked on it (their step taken to the
+    bound, moved into ``r = e + J_locked d_locked``) and the rest re-solved.
+
+    Solved by Cholesky, with ``lam2`` at least ``1e-12 tr(J_f J_f^T) / 6``: when too many
+    joints are locked for ``J_f J_f^T`` to have full rank and ``lam2`` is below rounding
+    (``damping=0``), the step is the damped one along the remaining freedom (raised
+    tenfold until the factorization succeeds)."""
+    m, n = J.shape
+    locked = np.zeros(n, dtype=np.bool_)
+    to_bound = np.zeros(n)  # steps of the locked joints (to their bound)
     d = np.zeros(n)
+    G = np.empty((m, m))
+    A = np.empty((m, m))
+    r = np.empty(m)
     for _ in range(n):
-        free = np.isnan(fixed)
-        d = np.where(free, 0.0, fixed)
-        Jf = J[:, free]
-        r = e + J[:, ~free] @ d[~free]
-        d[free] = -Jf.T @ np.linalg.solve(Jf @ Jf.T + lam2 * np.eye(J.shape[0]), r)
-        new = theta + d
-        below = free & (new < lo)
-        above = free & (new > hi)
-        if not (below.any() or above.any()):
+        for j in range(n):
+            d[j] = to_bound[j] if locked[j] else 0.0
+        scale = 0.0
+        for i in range(m):
+            s = e[i]
+            for j in range(n):
+                if locked[j]:
+                    s += J[i, j] * d[j]
+            r[i] = s
+            for k in range(i + 1):
+                s = 0.0
+                for j in range(n):
+                    if not locked[j]:
+                        s += J[i, j] * J[k, j]
+                G[i, k] = s
+            scale += G[i, i]
+        reg = max(lam2, 1e-12 * scale / m)
+        while True:
+            for i in range(m):
+                for k in range(i + 1):
+                    A[i, k] = G[i, k]
+                A[i, i] += reg
+            if K._chol(A, m):
+                break
+            reg = max(10.0 * reg, 1e-300)
+        K._chol_solve(A, m, r)
+        for j in range(n):
+            if not locked[j]:
+                s = 0.0
+                for i in range(m):
+                    s -= J[i, j] * r[i]
+                d[j] = s
+        crossed = False
+        for j in range(n):
+            if locked[j]:
+                continue
+            new = theta[j] + d[j]
+            if new < lo[j]:
+                locked[j] = True
+                to_bound[j] = lo[j] - theta[j]
+                crossed = True
+            elif new > hi[j]:
+                locked[j] = True
+                to_bound[j] = hi[j] - theta[j]
+                crossed = True
+        if not crossed:
             break
-        fixed[below] = lo[below] - theta[below]
-        fixed[above] = hi[above] - theta[above]
-        if not np.isnan(fixed).any():
-            d = fixed
+        if locked.all():
+            for j in range(n):
+                d[j] = to_bound[j]
             break
     return d

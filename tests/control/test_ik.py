@@ -175,3 +175,38 @@ def test_posture_arguments_are_checked(robot):
         solve_ik(robot, target, np.zeros(7), posture=np.zeros(6))
     with pytest.raises(ValueError, match=r"posture_gain must be in \(0, 1\]"):
         solve_ik(robot, target, np.zeros(7), posture=np.zeros(7), posture_gain=2.0)
+
+
+def test_damped_step_matches_the_dls_formula_and_locks_joints_on_their_limits(rng):
+    """The compiled step against the formula it implements, solved independently (LU of
+    numpy): free joints ``d_f = -J_f^T (J_f J_f^T + lam2 I)^-1 (e + J_l d_l)``, locked
+    joints exactly on their bounds; and a finite step when damping vanishes on a
+    rank-deficient task (two free joints for six residuals)."""
+    from dqspace.control.ik import _step
+
+    def dls(J, r, lam2):
+        return -J.T @ np.linalg.solve(J @ J.T + lam2 * np.eye(6), r)
+
+    n = 7
+    for _ in range(200):
+        J, e = rng.normal(size=(6, n)), rng.normal(size=6)
+        theta, lam2 = rng.uniform(-1.0, 1.0, n), 10 ** rng.uniform(-4, 0)
+        wide = _step(J, e, lam2, theta, theta - 1e6, theta + 1e6)  # no limit reached
+        np.testing.assert_allclose(wide, dls(J, e, lam2), rtol=1e-9, atol=1e-12)
+        lo, hi = theta - rng.uniform(0, 0.05, n), theta + rng.uniform(0, 0.05, n)
+        d = _step(J, e, lam2, theta, lo, hi)
+        at = np.isclose(theta + d, lo, rtol=0, atol=1e-15) | np.isclose(
+            theta + d, hi, rtol=0, atol=1e-15
+        )
+        assert np.all((theta + d >= lo - 1e-15) & (theta + d <= hi + 1e-15))
+        free = ~at
+        if free.any():
+            ref = dls(J[:, free], e + J[:, at] @ d[at], lam2)
+            np.testing.assert_allclose(d[free], ref, rtol=1e-8, atol=1e-12)
+    J, e = rng.normal(size=(6, n)), rng.normal(size=6)
+    lo, hi = np.full(n, -1e-3), np.full(n, 1e-3)
+    lo[:2], hi[:2] = -10.0, 10.0
+    d = _step(J, e, 0.0, np.zeros(n), lo, hi)
+    assert np.all(np.isfinite(d)) and np.all((d >= lo) & (d <= hi))
+    r = e + J[:, 2:] @ d[2:]
+    np.testing.assert_allclose(d[:2], -np.linalg.pinv(J[:, :2]) @ r, rtol=1e-3)
