@@ -39,7 +39,7 @@ from dqspace.multibody import (
     mass_matrix,
 )
 
-from .ik import IKResult, arm_coordinates, solve_ik
+from .ik import IKResult, arm_coordinates, right_inverse, solve_ik
 from .pose_error import PoseError, pose_error
 from .trajectories import JointReference
 
@@ -330,21 +330,10 @@ class ArmController:
 
 
 def _right_inverse(J, x, side, free=None):
-    """Minimum-norm ``y`` with ``J y = x`` over the ``free`` joints (all by default).
-
-    ``side`` (n,) is +1 for a joint on its upper limit, -1 on its lower limit, 0
-    otherwise; such a joint that ``y`` would push further out is frozen
-    (``y = 0``) and the rest re-solved.  Returns ``(y, free)``.
-    """
-    n = J.shape[1]
-    free = np.ones(n, bool) if free is None else free.copy()
-    y = np.zeros(n)
-    for _ in range(n):
-        Jf = J[:, free]
-        y[:] = 0.0
-        y[free] = Jf.T @ np.linalg.solve(Jf @ Jf.T + 1e-12 * np.eye(J.shape[0]), x)
-        push = free & (side * y > 0.0)
-        if not push.any():
-            break
-        free &= ~push
+    """Minimum-norm ``y`` with ``J y = x`` over the ``free`` joints (all by default),
+    freezing joints on a limit that ``y`` would push further out
+    (:func:`~dqspace.control.ik.right_inverse`).  Returns ``(y, free)``."""
+    free = np.ones(J.shape[1], bool) if free is None else free.copy()
+    c = np.ascontiguousarray
+    y = right_inverse(c(J, float), c(x, float), c(side, float), free)
     return y, free

@@ -308,72 +308,134 @@ _NO_J = np.empty((6, 0))
 
 
 @njit(cache=True)
+def _damped_min_norm(J, use, reg, floor, rhs, y, A, b, idx):
+    """``y_u = J_u^T (J_u J_u^T + reg I)^-1 rhs`` over the columns j with ``use[j]``
+    (``y = 0`` elsewhere), by Cholesky.
+
+    Of the two equivalent forms the smaller is solved: the m x m one as written, or
+    ``(J_u^T J_u + reg I) y_u = J_u^T rhs`` when fewer than m columns are used, i.e. when
+    ``J_u J_u^T`` is singular and the m x m form would keep only the digits that ``reg``
+    leaves (the least-squares solution instead).  ``reg`` is at least
+    ``floor tr(J_u^T J_u) / m`` and is raised tenfold until the factorization succeeds.
+    Scratch: ``A`` (p, p), ``b`` (p,), ``idx`` (n,) with ``p = max(m, n)``.
+    """
+    m, n = J.shape
+    k = 0
+    trace = 0.0
+    for j in range(n):
+        y[j] = 0.0
+        if use[j]:
+            idx[k] = j
+            k += 1
+            for i in range(m):
+                trace += J[i, j] * J[i, j]
+    if k == 0:
+        return
+    reg = max(reg, floor * trace / m)
+    p = min(k, m)
+    if k < m:
+        for a in range(k):
+            s = 0.0
+            for i in range(m):
+                s += J[i, idx[a]] * rhs[i]
+            b[a] = s
+    else:
+        for i in range(m):
+            b[i] = rhs[i]
+    while True:
+        for a in range(p):
+            for c in range(a + 1):
+                s = 0.0
+                if k < m:
+                    for i in range(m):
+                        s += J[i, idx[a]] * J[i, idx[c]]
+                else:
+                    for t in range(k):
+                        s += J[a, idx[t]] * J[c, idx[t]]
+                A[a, c] = s
+            A[a, a] += reg
+        if K._chol(A, p):
+            break
+        reg = max(10.0 * reg, 1e-300)
+    K._chol_solve(A, p, b)
+    if k < m:
+        for a in range(k):
+            y[idx[a]] = b[a]
+    else:
+        for t in range(k):
+            j = idx[t]
+            s = 0.0
+            for i in range(m):
+                s += J[i, j] * b[i]
+            y[j] = s
+
+
+@njit(cache=True)
 def _step(J, e, lam2, theta, lo, hi):
     """Damped least-squares step ``d = -J_f^T (J_f J_f^T + lam2 I)^-1 r`` over the free
     joints f; joints that would cross a limit are locked on it (their step taken to the
-    bound, moved into ``r = e + J_locked d_locked``) and the rest re-solved.
-
-    Solved by Cholesky, with ``lam2`` at least ``1e-12 tr(J_f J_f^T) / 6``: when too many
-    joints are locked for ``J_f J_f^T`` to have full rank and ``lam2`` is below rounding
-    (``damping=0``), the step is the damped one along the remaining freedom (raised
-    tenfold until the factorization succeeds)."""
+    bound, moved into ``r = e + J_locked d_locked``) and the rest re-solved.  ``lam2`` is
+    at least ``1e-12 tr(J_f^T J_f) / 6`` (see :func:`_damped_min_norm`)."""
     m, n = J.shape
-    locked = np.zeros(n, dtype=np.bool_)
+    free = np.ones(n, dtype=np.bool_)
     to_bound = np.zeros(n)  # steps of the locked joints (to their bound)
     d = np.zeros(n)
-    G = np.empty((m, m))
-    A = np.empty((m, m))
+    y = np.empty(n)
+    p = max(m, n)
+    A, b, idx = np.empty((p, p)), np.empty(p), np.empty(n, dtype=np.int64)
     r = np.empty(m)
     for _ in range(n):
-        for j in range(n):
-            d[j] = to_bound[j] if locked[j] else 0.0
-        scale = 0.0
         for i in range(m):
             s = e[i]
             for j in range(n):
-                if locked[j]:
-                    s += J[i, j] * d[j]
+                if not free[j]:
+                    s += J[i, j] * to_bound[j]
             r[i] = s
-            for k in range(i + 1):
-                s = 0.0
-                for j in range(n):
-                    if not locked[j]:
-                        s += J[i, j] * J[k, j]
-                G[i, k] = s
-            scale += G[i, i]
-        reg = max(lam2, 1e-12 * scale / m)
-        while True:
-            for i in range(m):
-                for k in range(i + 1):
-                    A[i, k] = G[i, k]
-                A[i, i] += reg
-            if K._chol(A, m):
-                break
-            reg = max(10.0 * reg, 1e-300)
-        K._chol_solve(A, m, r)
-        for j in range(n):
-            if not locked[j]:
-                s = 0.0
-                for i in range(m):
-                    s -= J[i, j] * r[i]
-                d[j] = s
+        _damped_min_norm(J, free, lam2, 1e-12, r, y, A, b, idx)
         crossed = False
         for j in range(n):
-            if locked[j]:
+            if not free[j]:
+                d[j] = to_bound[j]
                 continue
+            d[j] = -y[j]
             new = theta[j] + d[j]
             if new < lo[j]:
-                locked[j] = True
+                free[j] = False
                 to_bound[j] = lo[j] - theta[j]
                 crossed = True
             elif new > hi[j]:
-                locked[j] = True
+                free[j] = False
                 to_bound[j] = hi[j] - theta[j]
                 crossed = True
         if not crossed:
             break
-        if locked.all():
+        if not free.any():
             for j in range(n):
                 d[j] = to_bound[j]
             break
     return d
+
+
+@njit(cache=True)
+def right_inverse(J, x, side, free):
+    """Minimum-norm ``y`` with ``J y = x`` over the ``free`` joints (bool (n,), updated).
+
+    ``side`` (n,) is +1 for a joint on its upper limit, -1 on its lower limit, 0
+    otherwise; such a joint that ``y`` would push further out is frozen (``y = 0``,
+    ``free`` cleared) and the rest re-solved.  Regularised by ``1e-12 I``; with fewer free
+    joints than task rows it is the least-squares solution (see :func:`_damped_min_norm`).
+    """
+    m, n = J.shape
+    y = np.zeros(n)
+    p = max(m, n)
+    A, b, idx = np.empty((p, p)), np.empty(p), np.empty(n, dtype=np.int64)
+    for _ in range(n):
+        _damped_min_norm(J, free, 1e-12, 0.0, x, y, A, b, idx)
+        pushed = False
+        for j in range(n):
+            if free[j] and side[j] * y[j] > 0.0:
+                free[j] = False
+                pushed = True
+        if not pushed:
+            break
+    return y

@@ -209,4 +209,25 @@ def test_damped_step_matches_the_dls_formula_and_locks_joints_on_their_limits(rn
     d = _step(J, e, 0.0, np.zeros(n), lo, hi)
     assert np.all(np.isfinite(d)) and np.all((d >= lo) & (d <= hi))
     r = e + J[:, 2:] @ d[2:]
-    np.testing.assert_allclose(d[:2], -np.linalg.pinv(J[:, :2]) @ r, rtol=1e-3)
+    np.testing.assert_allclose(d[:2], -np.linalg.pinv(J[:, :2]) @ r, rtol=1e-9)
+
+
+def test_right_inverse_is_the_minimum_norm_solution_and_freezes_pushed_joints(rng):
+    """Against numpy: ``J_f^T (J_f J_f^T + 1e-12 I)^-1 x`` while the free joints span the
+    task, the least-squares solution (``lstsq``) once they cannot; a joint on a limit
+    that the solution pushes further out ends frozen at zero."""
+    from dqspace.control.ik import right_inverse
+
+    n = 7
+    for _ in range(300):
+        J, x = rng.normal(size=(6, n)), rng.normal(size=6)
+        side = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.2, 0.6, 0.2])
+        free = np.ones(n, bool)
+        y = right_inverse(J, x, side, free)
+        assert np.all(y[~free] == 0.0) and not np.any(free & (side * y > 0.0))
+        Jf = J[:, free]
+        if free.sum() >= 6:
+            ref = Jf.T @ np.linalg.solve(Jf @ Jf.T + 1e-12 * np.eye(6), x)
+        else:
+            ref = np.linalg.lstsq(Jf, x, rcond=None)[0]
+        np.testing.assert_allclose(y[free], ref, rtol=1e-7, atol=1e-10 * np.abs(ref).max())
