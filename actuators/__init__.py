@@ -5,6 +5,11 @@ say what wrench or torque the devices produce; :mod:`.allocation`,
 :mod:`.pwm` and :mod:`.steering` decide the commands.
 """
 
+from .._numba_cache import install as _install_kernel_cache
+
+_install_kernel_cache()  # before any compiled function is defined
+
+
 from .allocation import (
     AllocationMethod,
     AllocationMode,

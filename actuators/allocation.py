@@ -55,10 +55,8 @@ methods then agree on the objective and the achieved wrench, not necessarily on
 from dataclasses import dataclass
 from enum import StrEnum
 
-import cvxpy as cp
 import numpy as np
 from numba import njit
-from scipy.optimize import lsq_linear
 
 from .thrusters import ThrusterSet
 
@@ -353,8 +351,18 @@ def _solve_small(B, rhs):
 # ---------------------------------------------------------------------------------------
 # The allocator
 # ---------------------------------------------------------------------------------------
-_CVX_OPTIMAL = {cp.OPTIMAL: "optimal", cp.OPTIMAL_INACCURATE: "inaccurate"}
-_CVX_INFEASIBLE = {cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE}
+# cvxpy's status strings (cvxpy itself is imported only when a cvxpy allocator is built:
+# it takes about a second)
+_CVX_OPTIMAL = {"optimal": "optimal", "optimal_inaccurate": "inaccurate"}
+_CVX_INFEASIBLE = {"infeasible", "infeasible_inaccurate"}
+
+
+def _cvxpy():
+    import cvxpy
+
+    return cvxpy
+
+
 # CLARABEL's default tolerances (1e-8) leave objective errors up to ~5e-7 N on random
 # layouts; 1e-9 brings them to ~1e-7 for about one more iteration; 1e-10 now and then ends
 # "almost solved" (optimal_inaccurate).
@@ -493,6 +501,7 @@ class Allocator:
         self.lp_problem = None
         self.lsq_problem = None
         if self.method is AllocationMethod.CVXPY:
+            cp = _cvxpy()
             if self.solver not in cp.installed_solvers():
                 raise ValueError(
                     f"solver {self.solver!r} is not installed; cvxpy has {cp.installed_solvers()}"
@@ -515,6 +524,7 @@ class Allocator:
 
     def _build_cvxpy(self, m, S):
         """The two problems, built once (DPP: only Parameters change between solves)."""
+        cp = _cvxpy()
         self._p_A = cp.Parameter((m, S), name="A")
         self._p_b = cp.Parameter(m, name="b")
         self._p_Aw = cp.Parameter((m, S), name="W_A")
@@ -657,6 +667,8 @@ class Allocator:
         x = lo.copy()
         if not np.any(free):
             return _Attempt(x, "optimal", "optimal (no free thruster)")
+        from scipy.optimize import lsq_linear
+
         try:
             res = lsq_linear(
                 Aw[:, free],
@@ -673,6 +685,7 @@ class Allocator:
         return _Attempt(x, "optimal", "optimal")
 
     def _cvxpy_solve(self, problem, var):
+        cp = _cvxpy()
         try:
             problem.solve(solver=self.solver, **self.solver_options)
         except cp.error.SolverError as exc:

@@ -14,6 +14,11 @@ Controllers share the call shape ``controller(t, state, reference) -> command`` 
 ``state`` a :class:`State` ``(q, v)``; see ``docs/control.md``.
 """
 
+from .._numba_cache import install as _install_kernel_cache
+
+_install_kernel_cache()  # before any compiled function is defined
+
+
 from .arm import ArmCommand, ArmController, JointCommand, JointComputedTorque, JointGains
 from .base import BaseCommand, BaseController
 from .ik import IIWA_JOINT_LIMITS, IIWA_LEMNISCATE_SEED, IKResult, IKStatus, solve_ik

@@ -11,7 +11,10 @@ compiled kernels in :mod:`dqspace.dq._kernels`, which the multibody engine
 calls directly.
 """
 
-from ._cache import ensure_consistent_caches as _ensure_consistent_caches
+from .._numba_cache import install as _install_kernel_cache
+
+_install_kernel_cache()  # before any compiled function is defined (see dqspace._numba_cache)
+
 from .algebra import (
     UNIT_TOL,
     adjoint_matrix,
@@ -121,6 +124,3 @@ __all__ = [
     "transform_from_dq",
     "translation_from_dq",
 ]
-
-# numba compiles lazily (first call), so checking the caches here is early enough
-_ensure_consistent_caches()

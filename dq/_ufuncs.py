@@ -11,7 +11,7 @@ import numpy as np
 from numba import guvectorize
 
 from . import _kernels as k
-from ._cache import build_lock
+from .._numba_cache import build_lock
 
 _F = "float64"
 

@@ -5,6 +5,11 @@ Conventions are those of ``DESIGN.md``: body-frame twists ``[w, v]``, wrenches
 velocity the body twist, generalized forces ``[torque, force]`` for the base.
 """
 
+from .._numba_cache import install as _install_kernel_cache
+
+_install_kernel_cache()  # before any compiled function is defined
+
+
 from . import models
 from .articulated import (
     ForwardDynamicsResult,

@@ -5,28 +5,41 @@
 >>> res = run(sc, out="runs/demo")          # doctest: +SKIP
 >>> res["base_pos_err"].max()               # doctest: +SKIP
 >>> df = sweep(sc, {"scenario.seed": [0, 1]})  # doctest: +SKIP
+
+The names below load their module on first use, so that reading a scenario (or the
+``dqspace`` command line) does not import the simulation, matplotlib or Dask.
 """
 
-from .config import ScenarioError, embedded_scenarios
-from .plots import plot_all
-from .results import Results, SeriesInfo
-from .runner import RunInterrupted, run
-from .scenario import Scenario, load_scenario
-from .sweep import load_sweep, sweep
-from .tuning import TuneResult, tune
+import importlib
 
-__all__ = [
-    "Results",
-    "RunInterrupted",
-    "Scenario",
-    "ScenarioError",
-    "SeriesInfo",
-    "TuneResult",
-    "embedded_scenarios",
-    "load_scenario",
-    "load_sweep",
-    "plot_all",
-    "run",
-    "sweep",
-    "tune",
-]
+#: public name -> module that defines it
+_WHERE = {
+    "ScenarioError": "config",
+    "embedded_scenarios": "config",
+    "plot_all": "plots",
+    "Results": "results",
+    "SeriesInfo": "results",
+    "RunInterrupted": "runner",
+    "run": "runner",
+    "Scenario": "scenario",
+    "load_scenario": "scenario",
+    "load_sweep": "sweep",
+    "sweep": "sweep",
+    "TuneResult": "tuning",
+    "tune": "tuning",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,143 @@
+"""Where the compiled kernels are cached, the guard that clears them when a source changes,
+and the inter-process build lock."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dqspace import _numba_cache as nc
+from dqspace._numba_cache import BuildLockTimeout, build_lock
+
+
+def test_caches_are_cleared_when_a_source_changes(tmp_path):
+    a, b = tmp_path / "dq", tmp_path / "multibody"
+    for d in (a, b):
+        d.mkdir(parents=True)
+    (a / "_kernels.py").write_text("@njit\ndef x(): return 1\n")
+    (b / "_kernels.py").write_text("@njit\ndef y(): return 2\n")
+    (a / "notes.py").write_text("z = 3\n")  # no compiled code: does not count
+    cache = tmp_path / "cache" / "multibody_abc"
+    cache.mkdir(parents=True)
+    stamp = tmp_path / "cache" / "stamp"
+    cached = [cache / "_kernels.rnea-1.py311.nbi", cache / "_kernels.rnea-1.py311.1.nbc"]
+
+    def ensure_consistent_caches(dirs, stamp):
+        return nc.ensure_consistent_caches(dirs, stamp, cache_dirs=[cache])
+
+    assert ensure_consistent_caches([a, b], stamp)  # first import: nothing stamped yet
+    for f in cached:
+        f.write_bytes(b"compiled")
+    assert not ensure_consistent_caches([a, b], stamp)  # unchanged: caches kept
+    assert all(f.exists() for f in cached)
+
+    # a file without compiled code changes: caches kept
+    (a / "notes.py").write_text("z = 4\n")
+    assert not ensure_consistent_caches([a, b], stamp)
+    # a kernel in *another* file changes (numba would not notice for the callers)
+    (a / "_kernels.py").write_text("@njit\ndef x(): return 10\n")
+    assert ensure_consistent_caches([a, b], stamp)
+    assert not any(f.exists() for f in cached)
+    assert not ensure_consistent_caches([a, b], stamp)
+
+
+def test_installed_package_is_stamped_and_cached_outside_the_package():
+    import dqspace.multibody  # noqa: F401  (installs the locator, stamps the sources)
+
+    dirs = nc._package_dirs()
+    assert {d.name for d in dirs} == {"dq", "multibody", "actuators", "control", "scenarios"}
+    assert nc._stamp_path(dirs).read_text() == nc._fingerprint(dirs)
+    assert nc.caches_are_warm()
+    for d in dirs:  # numba writes nothing beside the sources
+        assert not list(d.rglob("*.nbi")), d
+
+
+_BUILDER = """
+import sys
+from dqspace.dq import _ufuncs
+print("imported", flush=True)
+sys.stdin.readline()
+_ufuncs.dq_mul  # build (or load) one gufunc: must wait for the lock
+print("built", flush=True)
+"""
+
+
+def test_gufunc_builds_wait_for_the_interprocess_lock():
+    """numba's gufunc caches break when two processes write them at once (numba #10128):
+    a process that builds a gufunc waits while another holds the build lock."""
+    import select
+
+    p = subprocess.Popen(
+        [sys.executable, "-c", _BUILDER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stdout.readline().strip() == "imported"
+        with build_lock():
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            ready, _, _ = select.select([p.stdout], [], [], 2.0)
+            assert not ready, "the gufunc was built while another process held the lock"
+        ready, _, _ = select.select([p.stdout], [], [], 120.0)
+        assert ready and p.stdout.readline().strip() == "built"
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_build_lock_is_reentrant():
+    with build_lock(), build_lock():  # a nested build in the same thread does not deadlock
+        pass
+
+
+def test_the_cache_folder_honours_numba_then_dqspace_settings(monkeypatch, tmp_path):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("DQSPACE_CACHE_DIR", str(tmp_path / "own"))
+    assert nc.cache_dir() == tmp_path / "own"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert nc.cache_dir() == tmp_path / "numba"
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    monkeypatch.delenv("DQSPACE_CACHE_DIR")
+    home = Path(nc.cache_dir())
+    assert home.name == "dqspace" and not str(home).startswith(str(Path(nc.__file__).parent))
+
+
+_HOLDER = """
+import sys, time
+from dqspace._numba_cache import build_lock
+with build_lock(path=sys.argv[1]):
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def _hold(path, seconds):
+    p = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
+    assert p.stdout.readline().strip() == "holding"
+    return p
+
+
+def test_a_waiting_process_names_the_holder_and_times_out(tmp_path, caplog):
+    lock = tmp_path / "build.lock"
+    p = _hold(lock, 30)
+    try:
+        t0 = time.monotonic()
+        with (
+            pytest.raises(BuildLockTimeout, match=f"held by pid {p.pid} on"),
+            build_lock(timeout=2.5, path=lock),
+        ):
+            pass
+        assert time.monotonic() - t0 >= 2.5
+        assert f"waiting for pid {p.pid}" in caplog.text
+    finally:
+        p.kill()
+        p.wait()
+    with build_lock(timeout=1.0, path=lock):  # the holder is gone: the lock is free
+        assert lock.read_text().startswith(f"pid {os.getpid()} on ")
