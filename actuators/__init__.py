@@ -1,6 +1,6 @@
 """dqspace.actuators: thrusters with allocation and on/off firing, VSCMG cluster with steering.
 
-Physics apart from decisions (``STYLE.md``): :mod:`.thrusters` and :mod:`.vscmg`
+Physics apart from decisions: :mod:`.thrusters` and :mod:`.vscmg`
 say what wrench or torque the devices produce; :mod:`.allocation`,
 :mod:`.pwm` and :mod:`.steering` decide the commands.
 """

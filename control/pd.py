@@ -9,7 +9,7 @@ Law, with the pose error ``e^`` and twist error ``w^_e`` of
 (rotation first).  The gains act per component: ``k_p = kp_rot + eps kp_trans``
 and ``k_d = kd_rot + eps kd_trans``, each a diagonal (3,).  The command is a
 wrench ``[f, tau]`` on B, in B coordinates, about B's origin, obtained by the
-swap (``DESIGN.md``: power ``<w^, swap(f^)> = w . tau + v . f``):
+swap (``docs/conventions.md``: power ``<w^, swap(f^)> = w . tau + v . f``):
 
     f   = -(kp_trans * 1/2 r + kd_trans * v_e)       translational error -> force
     tau = -(kp_rot * 1/2 theta n + kd_rot * w_e)     rotational error -> torque

@@ -2,7 +2,7 @@
 
 A pose trajectory is any callable ``trajectory(t) -> PoseReference`` (the
 :class:`PoseTrajectory` protocol); a joint trajectory is any callable
-``trajectory(t) -> JointReference``.  Conventions (``DESIGN.md``):
+``trajectory(t) -> JointReference``.  Conventions (``docs/conventions.md``):
 
 * ``pose`` (8,) is the unit dual quaternion ``q^_AD`` of the desired frame D
   relative to the trajectory's reference frame A (the inertial frame for a

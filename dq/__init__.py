@@ -4,7 +4,7 @@ Quaternions ``[w, x, y, z]`` (Hamilton, scalar first), dual quaternions
 ``[q_r, q_d]`` (8,), dual vectors ``[real, dual]`` (6,), all with leading batch
 axes.  A pose of b relative to a is ``q_ba + eps 1/2 q_ba o r^b``; twists are
 ``w + eps v`` and wrenches ``f + eps tau``; ``frame_change`` moves both from
-frame a to frame b.  See ``DESIGN.md`` for the full conventions.
+frame a to frame b.  See ``docs/conventions.md`` for the full conventions.
 
 The functions here validate and broadcast; the arithmetic is written once as
 compiled kernels in :mod:`dqspace.dq._kernels`, which the multibody engine

@@ -6,7 +6,7 @@ functions broadcast these kernels over leading batch axes through gufuncs
 (:mod:`dqspace.dq._ufuncs`), and the multibody recursions call them directly
 from compiled code, where LLVM inlines them.
 
-Conventions (see ``DESIGN.md``): Hamilton product, scalar first.
+Conventions (see ``docs/conventions.md``): Hamilton product, scalar first.
 
 * quaternion ``[w, x, y, z]``;
 * dual quaternion ``[qw, qx, qy, qz, dw, dx, dy, dz]`` = ``q + eps d`` with

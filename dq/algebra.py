@@ -1,6 +1,6 @@
 """Quaternion and dual-quaternion algebra (paper Table 1, eq. 2-5).
 
-Conventions (``DESIGN.md``): Hamilton product, scalar first.
+Conventions (``docs/conventions.md``): Hamilton product, scalar first.
 
 * quaternion ``q``: ``(..., 4)`` array ``[w, x, y, z]``;
 * dual quaternion ``dq = q_r + eps q_d``: ``(..., 8)`` array
@@ -284,7 +284,7 @@ def swap(x):
     """Exchange the real and dual parts of dual vectors, (..., 6) -> (..., 6).
 
     The power of a wrench f on a twist w is ``swap(f) . w = w . tau + v . f``;
-    a joint's generalized force is ``H^T swap(f)`` (``DESIGN.md``).
+    a joint's generalized force is ``H^T swap(f)`` (``docs/conventions.md``).
     """
     x = as_float_array(x, "x", (6,))
     return np.concatenate([x[..., 3:], x[..., :3]], axis=-1)

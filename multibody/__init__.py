@@ -1,6 +1,6 @@
 """dqspace.multibody: models, kinematics, inverse and forward dynamics of rigid-body trees.
 
-Conventions are those of ``DESIGN.md``: body-frame twists ``[w, v]``, wrenches
+Conventions are those of ``docs/conventions.md``: body-frame twists ``[w, v]``, wrenches
 ``[f, tau]``, the floating base's configuration a unit dual quaternion and its
 velocity the body twist, generalized forces ``[torque, force]`` for the base.
 """

@@ -6,7 +6,7 @@ Quantities are in body coordinates: poses are unit dual quaternions, twists
 ``[w, v]`` and wrenches ``[f, tau]`` dual vectors about the body origin.  The
 dual-quaternion operations are the kernels of :mod:`dqspace.dq._kernels`.
 
-Notation (paper Sec. 2, ``DESIGN.md``): ``rel[k] = q^_{parent,k}``, the pose
+Notation (paper Sec. 2, ``docs/conventions.md``): ``rel[k] = q^_{parent,k}``, the pose
 of body k in its parent; ``Ad_k x = rel[k]* o x o rel[k]`` carries a dual
 vector from the parent's frame to k's (P8, P19); ``S_k`` is the joint's motion
 subspace (the paper's ``H^_k``); ``M^_k`` the dual inertia.

@@ -12,7 +12,7 @@ with ``X_J`` the joint's motion (a unit dual quaternion).  Per-step quantities
 (poses, twists, forces) live in the arrays the algorithms return, never in
 the model; the model's arrays are read-only.
 
-Generalized coordinates (``DESIGN.md``), joint by joint in body order:
+Generalized coordinates (``docs/conventions.md``), joint by joint in body order:
 
 ======== ===== ===== =====================================================
 joint     nq    nv    q / v
