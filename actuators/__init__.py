@@ -2,7 +2,8 @@
 
 Physics apart from decisions: :mod:`.thrusters` and :mod:`.vscmg`
 say what wrench or torque the devices produce; :mod:`.allocation`,
-:mod:`.pwm` and :mod:`.steering` decide the commands.
+:mod:`.pwm`, :mod:`.steering` and :mod:`.servo` decide the commands;
+:mod:`.simplex` is the compiled linear-programming solver the allocator uses.
 """
 
 from .._numba_cache import install as _install_kernel_cache
@@ -18,6 +19,7 @@ from .allocation import (
     Allocator,
 )
 from .pwm import PulseModulator, PulseTrain, SchmittTrigger
+from .servo import ServoGains, ServoTorques, servo_controller, servo_torques
 from .steering import SteeringCommand, SteeringLaw, steer
 from .thrusters import FaultKind, Thruster, ThrusterFault, ThrusterSet, paper_thruster_set
 from .vscmg import (
@@ -27,13 +29,9 @@ from .vscmg import (
     ClusterIndex,
     ClusterModel,
     ClusterState,
-    ServoGains,
-    ServoTorques,
     VSCMGCluster,
     attach_cluster,
     pyramid_cluster,
-    servo_controller,
-    servo_torques,
 )
 
 __all__ = [

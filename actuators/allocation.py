@@ -44,20 +44,26 @@ Two interchangeable methods, chosen by name:
 
 * ``method="cvxpy"``: both problems are built once with cvxpy Parameters (DPP; see
   ``Allocator.lp_problem.is_dpp()``) and re-solved every call (default solver CLARABEL).
-* ``method="fast"``: a compiled bounded-variable simplex (two phases, Bland's rule, so
-  deterministic) for the LP, and ``scipy.optimize.lsq_linear`` (BVLS) for the best effort.
+* ``method="fast"``: the compiled bounded-variable simplex of
+  :mod:`dqspace.actuators.simplex` (two phases, Bland's rule, so deterministic) for the LP,
+  and ``scipy.optimize.lsq_linear`` (BVLS) for the best effort.
+
+cvxpy and ``scipy.optimize`` are imported on first use (not with this module).
 
 The LP optimum may be non-unique (e.g. two thrusters pushing the same way); the two
 methods then agree on the objective and the achieved wrench, not necessarily on
 ``sigma``.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-from numba import njit
+from numpy.typing import ArrayLike, NDArray
 
+from .simplex import SIMPLEX_INFEASIBLE, SIMPLEX_OPTIMAL, SIMPLEX_STATUS
+from .simplex import bounded_simplex as _bounded_simplex
 from .thrusters import ThrusterSet
 
 __all__ = [
@@ -125,227 +131,29 @@ class AllocationResult:
         What happened, in words (empty when optimal).
     """
 
-    sigma: np.ndarray
+    sigma: NDArray[np.float64]
     status: AllocationStatus
     mode: AllocationMode
     method: AllocationMethod
-    demand: np.ndarray
-    achieved: np.ndarray
-    residual: np.ndarray
-    wrench: np.ndarray
+    demand: NDArray[np.float64]
+    achieved: NDArray[np.float64]
+    residual: NDArray[np.float64]
+    wrench: NDArray[np.float64]
     objective: float
-    saturated_max: np.ndarray
-    saturated_min: np.ndarray
+    saturated_max: NDArray[np.int64]
+    saturated_min: NDArray[np.int64]
     solver_status: str
     message: str
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """True if the demand is met by an optimal allocation."""
         return self.status is AllocationStatus.OPTIMAL
 
     @property
-    def saturated(self):
+    def saturated(self) -> NDArray[np.int64]:
         """(k,) int array: thrusters at either bound (``saturated_max`` and ``saturated_min``)."""
         return np.union1d(self.saturated_max, self.saturated_min)
-
-
-# ---------------------------------------------------------------------------------------
-# Compiled bounded-variable simplex (the fast path)
-# ---------------------------------------------------------------------------------------
-SIMPLEX_OPTIMAL, SIMPLEX_INFEASIBLE, SIMPLEX_ITERATION_LIMIT, SIMPLEX_UNBOUNDED = 0, 1, 2, 3
-_SIMPLEX_STATUS = ("optimal", "infeasible", "iteration_limit", "unbounded")
-
-
-@njit(cache=True)
-def _bounded_simplex(A, b, c, lo, hi, max_iter, tol):  # noqa: C901
-    """``min c.x  s.t.  A x = b, lo <= x <= hi`` (finite bounds) by a two-phase simplex.
-
-    Shifted variables ``y = x - lo`` in ``[0, hi - lo]``; nonbasic variables sit at either
-    bound.  Phase 1 minimizes the sum of one artificial per row, phase 2 the cost, with the
-    artificials fixed at 0 (they never re-enter).  Bland's rule (lowest index) picks the
-    entering and, among ties, the leaving variable, so there is no cycling and the result
-    is deterministic.  The basic values are recomputed at the end from the original
-    columns, so ``A x = b`` holds to rounding.
-
-    Returns ``(x (n,), status, iterations)``; status 0 optimal, 1 infeasible, 2 iteration
-    limit, 3 unbounded (numerical trouble: every variable is bounded).
-    """
-    m, n = A.shape
-    N = n + m
-    T = np.zeros((m, N))
-    beta = np.empty(m)
-    ub = np.empty(N)
-    for j in range(n):
-        ub[j] = hi[j] - lo[j]
-    basis = np.empty(m, np.int64)
-    is_basic = np.zeros(N, np.bool_)
-    at_upper = np.zeros(N, np.bool_)
-    bscale = 1.0
-    for i in range(m):
-        r = b[i]
-        for j in range(n):
-            r -= A[i, j] * lo[j]
-        s = 1.0 if r >= 0.0 else -1.0
-        for j in range(n):
-            T[i, j] = s * A[i, j]
-        T[i, n + i] = 1.0
-        beta[i] = s * r
-        ub[n + i] = np.inf
-        basis[i] = n + i
-        is_basic[n + i] = True
-        bscale = max(bscale, abs(r))
-    T0 = T.copy()
-    rhs0 = beta.copy()
-    cscale = 1.0
-    for j in range(n):
-        cscale = max(cscale, abs(c[j]))
-    cost = np.zeros(N)
-    it = 0
-    for phase in range(2):
-        if phase == 0:
-            for j in range(n, N):
-                cost[j] = 1.0
-            dtol = tol
-        else:
-            for j in range(n):
-                cost[j] = c[j]
-            for j in range(n, N):
-                cost[j] = 0.0
-                ub[j] = 0.0
-            dtol = tol * cscale
-        while True:
-            # entering variable: lowest index with an improving reduced cost
-            enter = -1
-            dirn = 1.0
-            for j in range(n):
-                if is_basic[j] or ub[j] <= 0.0:
-                    continue
-                d = cost[j]
-                for i in range(m):
-                    d -= cost[basis[i]] * T[i, j]
-                if not at_upper[j] and d < -dtol:
-                    enter = j
-                    dirn = 1.0
-                    break
-                if at_upper[j] and d > dtol:
-                    enter = j
-                    dirn = -1.0
-                    break
-            if enter < 0:
-                break
-            if it >= max_iter:
-                return lo.copy(), SIMPLEX_ITERATION_LIMIT, it
-            it += 1
-            # ratio test: the entering variable's own range, then each basic variable
-            step = ub[enter]
-            leave = -1
-            leave_up = False
-            for i in range(m):
-                g = -dirn * T[i, enter]
-                k = basis[i]
-                if g < -tol:
-                    ratio = beta[i] / (-g)
-                    up = False
-                elif g > tol and ub[k] < np.inf:
-                    ratio = (ub[k] - beta[i]) / g
-                    up = True
-                else:
-                    continue
-                if ratio < 0.0:
-                    ratio = 0.0
-                if ratio < step - 1e-12 or (
-                    leave >= 0 and ratio <= step + 1e-12 and k < basis[leave]
-                ):
-                    step = ratio
-                    leave = i
-                    leave_up = up
-            if step == np.inf:
-                return lo.copy(), SIMPLEX_UNBOUNDED, it
-            for i in range(m):
-                beta[i] -= dirn * T[i, enter] * step
-            if leave < 0:  # bound flip, no pivot
-                at_upper[enter] = not at_upper[enter]
-                continue
-            value = step if dirn > 0.0 else ub[enter] - step
-            k = basis[leave]
-            is_basic[k] = False
-            at_upper[k] = leave_up
-            p = T[leave, enter]
-            for j in range(N):
-                T[leave, j] /= p
-            for i in range(m):
-                if i != leave:
-                    f = T[i, enter]
-                    if f != 0.0:
-                        for j in range(N):
-                            T[i, j] -= f * T[leave, j]
-            basis[leave] = enter
-            is_basic[enter] = True
-            at_upper[enter] = False
-            beta[leave] = value
-        if phase == 0:
-            infeas = 0.0
-            for i in range(m):
-                if basis[i] >= n:
-                    infeas += abs(beta[i])
-            if infeas > tol * bscale:
-                return lo.copy(), SIMPLEX_INFEASIBLE, it
-    # recompute the basic values from the original columns
-    y = np.zeros(N)
-    for j in range(n):
-        if not is_basic[j] and at_upper[j]:
-            y[j] = ub[j]
-    rhs = rhs0.copy()
-    for j in range(n):
-        if y[j] != 0.0:
-            for i in range(m):
-                rhs[i] -= T0[i, j] * y[j]
-    B = np.empty((m, m))
-    for i in range(m):
-        for r in range(m):
-            B[r, i] = T0[r, basis[i]]
-    yb = _solve_small(B, rhs)
-    if yb.size == 0:  # singular basis (cannot happen in exact arithmetic): keep the tableau
-        yb = beta
-    for i in range(m):
-        y[basis[i]] = yb[i]
-    x = np.empty(n)
-    for j in range(n):
-        x[j] = min(max(lo[j] + y[j], lo[j]), hi[j])
-    return x, SIMPLEX_OPTIMAL, it
-
-
-@njit(cache=True)
-def _solve_small(B, rhs):
-    """Solve ``B x = rhs`` (m <= 6) by Gaussian elimination with partial pivoting; an empty
-    array if ``B`` is singular.  (Written out: numba's LAPACK wrappers compile slowly.)"""
-    m = B.shape[0]
-    M = B.copy()
-    x = rhs.copy()
-    for col in range(m):
-        piv = col
-        for r in range(col + 1, m):
-            if abs(M[r, col]) > abs(M[piv, col]):
-                piv = r
-        if abs(M[piv, col]) < 1e-14:
-            return np.empty(0)
-        if piv != col:
-            for j in range(m):
-                M[col, j], M[piv, j] = M[piv, j], M[col, j]
-            x[col], x[piv] = x[piv], x[col]
-        for r in range(col + 1, m):
-            f = M[r, col] / M[col, col]
-            if f != 0.0:
-                for j in range(col, m):
-                    M[r, j] -= f * M[col, j]
-                x[r] -= f * x[col]
-    for col in range(m - 1, -1, -1):
-        acc = x[col]
-        for j in range(col + 1, m):
-            acc -= M[col, j] * x[j]
-        x[col] = acc / M[col, col]
-    return x
 
 
 # ---------------------------------------------------------------------------------------
@@ -361,6 +169,13 @@ def _cvxpy():
     import cvxpy
 
     return cvxpy
+
+
+def lsq_linear(*args, **kwargs):
+    """``scipy.optimize.lsq_linear``, imported on the first call (not with this module)."""
+    from scipy.optimize import lsq_linear as solve
+
+    return solve(*args, **kwargs)
 
 
 # CLARABEL's default tolerances (1e-8) leave objective errors up to ~5e-7 N on random
@@ -456,16 +271,16 @@ class Allocator:
 
     def __init__(
         self,
-        thrusters,
+        thrusters: ThrusterSet,
         *,
-        mode="force",
-        method="cvxpy",
-        weights=None,
-        residual_weights=None,
-        solver="CLARABEL",
-        solver_options=None,
-        tol=1e-9,
-    ):
+        mode: AllocationMode | str = "force",
+        method: AllocationMethod | str = "cvxpy",
+        weights: ArrayLike | None = None,
+        residual_weights: ArrayLike | None = None,
+        solver: str = "CLARABEL",
+        solver_options: Mapping[str, object] | None = None,
+        tol: float = 1e-9,
+    ) -> None:
         if not isinstance(thrusters, ThrusterSet):
             raise ValueError(f"thrusters must be a ThrusterSet, got {type(thrusters).__name__}")
         try:
@@ -547,7 +362,9 @@ class Allocator:
         self._x_lsq = y
 
     # -- entry point ---------------------------------------------------------------------
-    def allocate(self, demand, *, thrusters=None):
+    def allocate(
+        self, demand: ArrayLike, *, thrusters: ThrusterSet | None = None
+    ) -> AllocationResult:
         """Thrust commands for one control step.
 
         Parameters
@@ -649,7 +466,7 @@ class Allocator:
             if st == SIMPLEX_OPTIMAL:
                 return _Attempt(x, "optimal", "optimal")
             outcome = "infeasible" if st == SIMPLEX_INFEASIBLE else "error"
-            return _Attempt(None, outcome, _SIMPLEX_STATUS[st], f"after {it} iterations")
+            return _Attempt(None, outcome, SIMPLEX_STATUS[st], f"after {it} iterations")
         self._p_A.value = A
         self._p_b.value = b
         self._p_lo.value = lo
@@ -667,8 +484,6 @@ class Allocator:
         x = lo.copy()
         if not np.any(free):
             return _Attempt(x, "optimal", "optimal (no free thruster)")
-        from scipy.optimize import lsq_linear
-
         try:
             res = lsq_linear(
                 Aw[:, free],

@@ -38,10 +38,12 @@ Hence ``delivered = effectiveness * clip(c, sigma_min, sigma_max) + fixed_thrust
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from dqspace.dq import UNIT_TOL
+from ..dq import UNIT_TOL
 
 __all__ = [
     "FaultKind",
@@ -52,13 +54,13 @@ __all__ = [
 ]
 
 
-def _readonly(a):
+def _readonly(a: ArrayLike) -> NDArray[np.float64]:
     a = np.array(a, dtype=float)
     a.flags.writeable = False
     return a
 
 
-def _vector3(value, what, who):
+def _vector3(value: ArrayLike, what: str, who: str) -> NDArray[np.float64]:
     a = np.asarray(value, dtype=float)
     if a.shape != (3,):
         raise ValueError(f"{who}: {what} must have shape (3,), got {a.shape}")
@@ -67,7 +69,7 @@ def _vector3(value, what, who):
     return a
 
 
-def _finite_scalar(value, what, who):
+def _finite_scalar(value: object, what: str, who: str) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -102,14 +104,14 @@ class Thruster:
     ``sigma_min``, ``min_impulse_bit`` and ``name`` are keyword-only.
     """
 
-    position: np.ndarray
-    direction: np.ndarray
+    position: NDArray[np.float64]
+    direction: NDArray[np.float64]
     sigma_max: float
     sigma_min: float = field(default=0.0, kw_only=True)
     min_impulse_bit: float = field(default=0.0, kw_only=True)
     name: str = field(default="", kw_only=True)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         who = f"thruster {self.name!r}" if self.name else "thruster"
         p = _vector3(self.position, "position", who)
         d = _vector3(self.direction, "direction", who)
@@ -168,7 +170,7 @@ class ThrusterFault:
     scale: float = 1.0
     stuck_thrust: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         try:
             kind = FaultKind(self.kind)
         except ValueError:
@@ -195,22 +197,22 @@ class ThrusterFault:
         object.__setattr__(self, "scale", scale)
 
     @classmethod
-    def nominal(cls):
+    def nominal(cls) -> Self:
         """A healthy thruster."""
         return cls(FaultKind.NOMINAL)
 
     @classmethod
-    def failed_off(cls):
+    def failed_off(cls) -> Self:
         """A thruster that no longer fires."""
         return cls(FaultKind.FAILED_OFF)
 
     @classmethod
-    def stuck_on(cls, thrust=None):
+    def stuck_on(cls, thrust: float | None = None) -> Self:
         """A thruster firing at ``thrust`` [N] (default its ``sigma_max``) whatever the command."""
         return cls(FaultKind.STUCK_ON, stuck_thrust=thrust)
 
     @classmethod
-    def degraded(cls, scale):
+    def degraded(cls, scale: float) -> Self:
         """A thruster delivering ``scale`` times its command, ``0 < scale <= 1``."""
         return cls(FaultKind.DEGRADED, scale=scale)
 
@@ -247,10 +249,10 @@ class ThrusterSet:
         has no effect).
     """
 
-    thrusters: tuple
-    faults: tuple = field(default=None)
+    thrusters: Sequence[Thruster]
+    faults: Mapping[int | str, ThrusterFault] | Sequence[ThrusterFault] | None = field(default=None)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         ths = tuple(self.thrusters)
         if len(ths) == 0:
             raise ValueError("thrusters: a thruster set needs at least one thruster")
@@ -324,33 +326,33 @@ class ThrusterSet:
         ]:
             object.__setattr__(self, name, _readonly(value))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         faults = {
             i: f.kind.value for i, f in enumerate(self.faults) if f.kind is not FaultKind.NOMINAL
         }
         return f"ThrusterSet({self.n} thrusters, faults={faults})"
 
     # -- look-ups ---------------------------------------------------------------
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.thrusters)
 
     @property
-    def n(self):
+    def n(self) -> int:
         """Number of thrusters ``S``."""
         return len(self.thrusters)
 
     @property
-    def names(self):
+    def names(self) -> tuple[str, ...]:
         """Tuple of the thrusters' names (``""`` where none was given)."""
         return tuple(t.name for t in self.thrusters)
 
     @property
-    def H_f(self):
+    def H_f(self) -> NDArray[np.float64]:
         """(3, S) force mapping of eq. (35): column ``i`` is ``d_i``."""
         return self.H[:3]
 
     @property
-    def H_t(self):
+    def H_t(self) -> NDArray[np.float64]:
         """(3, S) torque mapping of eq. (35), about the base origin: column ``i`` is
         ``R_i x d_i`` [m]."""
         return self.H[3:]
@@ -359,7 +361,7 @@ class ThrusterSet:
         name = self.thrusters[i].name
         return f"thruster {i} ({name!r})" if name else f"thruster {i}"
 
-    def index(self, key):
+    def index(self, key: int | str) -> int:
         """Index of a thruster given its index or its name."""
         if isinstance(key, str):
             for i, t in enumerate(self.thrusters):
@@ -372,7 +374,7 @@ class ThrusterSet:
             raise ValueError(f"thruster index {key} out of range for {self.n} thrusters")
         return int(key) % self.n
 
-    def with_faults(self, faults):
+    def with_faults(self, faults: Mapping[int | str, ThrusterFault]) -> "ThrusterSet":
         """A copy of this set with the given faults applied on top of the current ones.
 
         Parameters
@@ -387,11 +389,11 @@ class ThrusterSet:
             new[self.index(key)] = fault
         return ThrusterSet(self.thrusters, new)
 
-    def healthy(self):
+    def healthy(self) -> "ThrusterSet":
         """A copy of this set with every thruster nominal."""
         return ThrusterSet(self.thrusters)
 
-    def same_geometry(self, other):
+    def same_geometry(self, other: object) -> bool:
         """True if ``other`` has the same thrusters (positions, directions, bounds, names);
         the faults may differ."""
         return isinstance(other, ThrusterSet) and (
@@ -418,7 +420,7 @@ class ThrusterSet:
             raise ValueError(f"sigma must be finite, got {s[bad]} at index {bad}")
         return s
 
-    def delivered_thrust(self, sigma):
+    def delivered_thrust(self, sigma: ArrayLike) -> NDArray[np.float64]:
         """Thrust each thruster delivers for the commands ``sigma``.
 
         Commands are saturated to ``[sigma_min, sigma_max]`` (a thruster cannot push
@@ -436,7 +438,7 @@ class ThrusterSet:
         s = self._check_sigma(sigma)
         return self.effectiveness * np.clip(s, self.sigma_min, self.sigma_max) + self.fixed_thrust
 
-    def wrench(self, sigma):
+    def wrench(self, sigma: ArrayLike) -> NDArray[np.float64]:
         """Wrench ``[f, tau]`` the set produces on the base for the commands ``sigma``.
 
         ``H @ delivered_thrust(sigma)`` (eqs. 33-35): force and torque about the base frame
@@ -458,8 +460,13 @@ _PAPER_VERTICES = ((1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1))
 
 
 def paper_thruster_set(
-    *, half_size=0.15, sigma_max=10.0, sigma_min=0.0, min_impulse_bit=0.1, faults=None
-):
+    *,
+    half_size: float = 0.15,
+    sigma_max: float = 10.0,
+    sigma_min: float = 0.0,
+    min_impulse_bit: float = 0.1,
+    faults: Mapping[int | str, ThrusterFault] | None = None,
+) -> ThrusterSet:
     """The ready 12-thruster layout used for the paper's base (section 5).
 
     The paper mounts "3 groups of thrusters at 4 vertices" of the 0.3 m cube base but gives

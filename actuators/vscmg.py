@@ -1,7 +1,8 @@
 """Variable-speed control moment gyroscopes (VSCMGs): device, cluster and multibody coupling.
 
 Physics only (paper Sec. 3.2, eq. 36-41); the steering law that decides the
-commands lives in :mod:`dqspace.actuators.steering`.  Full derivation, the
+commands lives in :mod:`dqspace.actuators.steering`, the motor servo loops that
+follow them in :mod:`dqspace.actuators.servo`.  Full derivation, the
 chosen geometry and every departure from the printed equations are in
 ``docs/vscmg.md``.
 
@@ -42,14 +43,14 @@ rate of the cluster's momentum); ``d`` is the command-independent gyroscopic
 torque of the wheel momentum.  The paper neglects ``B gamma_ddot`` in (41).
 """
 
-import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
+from numpy.typing import ArrayLike, NDArray
 
-from dqspace.dq import dq_from_rotation_translation, dq_identity
-from dqspace.multibody import Body, Joint, JointType, Model, forward_kinematics
+from ..dq import dq_from_rotation_translation, dq_identity
+from ..multibody import Body, Joint, JointType, Model, forward_kinematics
 
 __all__ = [
     "TABLE4_MASS",
@@ -68,10 +69,6 @@ __all__ = [
     "ClusterModel",
     "ClusterState",
     "attach_cluster",
-    "ServoGains",
-    "ServoTorques",
-    "servo_torques",
-    "servo_controller",
 ]
 
 #: Rotor mass [kg], paper Table 4 (a steel cylinder of radius 0.1 m and height 0.1 m).
@@ -98,14 +95,14 @@ MOUNT_RADIUS = 0.3
 _AXIS_TOL = 1e-9
 
 
-def _vec3(x, what):
+def _vec3(x: ArrayLike, what: str) -> NDArray[np.float64]:
     a = np.asarray(x, dtype=float)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ValueError(f"{what} must be a finite 3-vector, got {x!r}")
     return a
 
 
-def _positive(x, what, unit):
+def _positive(x: float, what: str, unit: str) -> float:
     x = float(x)
     if not np.isfinite(x) or x <= 0.0:
         raise ValueError(f"{what} must be positive and finite [{unit}], got {x}")
@@ -137,16 +134,16 @@ class VSCMG:
         rigid body has (triangle inequality), a non-positive nominal wheel speed.
     """
 
-    gimbal_axis: np.ndarray
-    spin_axis: np.ndarray
-    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    gimbal_axis: NDArray[np.float64]
+    spin_axis: NDArray[np.float64]
+    position: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
     wheel_mass: float = TABLE4_MASS
-    wheel_inertia: tuple = TABLE4_INERTIA[:2]
+    wheel_inertia: tuple[float, float] = TABLE4_INERTIA[:2]
     gimbal_mass: float = GIMBAL_MASS
-    gimbal_inertia: tuple = GIMBAL_INERTIA
+    gimbal_inertia: tuple[float, float, float] = GIMBAL_INERTIA
     nominal_wheel_speed: float = NOMINAL_WHEEL_SPEED
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         g = _vec3(self.gimbal_axis, "gimbal_axis")
         s = _vec3(self.spin_axis, "spin_axis")
         for name, a in (("gimbal_axis", g), ("spin_axis", s)):
@@ -195,17 +192,17 @@ class VSCMG:
             a.setflags(write=False)
 
     @property
-    def transverse_axis(self):
+    def transverse_axis(self) -> NDArray[np.float64]:
         """t0 = g x s0 (3,), the transverse axis at gamma = 0 (so that g = s x t)."""
         return np.cross(self.gimbal_axis, self.spin_axis)
 
     @property
-    def gimbal_axis_inertia(self):
+    def gimbal_axis_inertia(self) -> float:
         """``I_cg = I_gg + I_wt`` [kg m^2]: gimbal frame plus wheel about g."""
         return self.gimbal_inertia[2] + self.wheel_inertia[1]
 
     @property
-    def frame_rotation(self):
+    def frame_rotation(self) -> NDArray[np.float64]:
         """(3, 3) rotation ``[s0, t0, g]`` of the gimbal joint frame in the base frame."""
         return np.column_stack([self.spin_axis, self.transverse_axis, self.gimbal_axis])
 
@@ -219,9 +216,9 @@ class Axes:
     A_g, A_s, A_t : (3, K) gimbal, spin and transverse axes
     """
 
-    A_g: np.ndarray
-    A_s: np.ndarray
-    A_t: np.ndarray
+    A_g: NDArray[np.float64]
+    A_s: NDArray[np.float64]
+    A_t: NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -241,17 +238,17 @@ class VSCMGMatrices:
     d : (3,) [N m], gyroscopic torque of the wheel momentum, ``-w x A_s I_ws Omega``
     """
 
-    A_g: np.ndarray
-    A_s: np.ndarray
-    A_t: np.ndarray
-    B: np.ndarray
-    C: np.ndarray
-    E: np.ndarray
-    G: np.ndarray
-    d: np.ndarray
+    A_g: NDArray[np.float64]
+    A_s: NDArray[np.float64]
+    A_t: NDArray[np.float64]
+    B: NDArray[np.float64]
+    C: NDArray[np.float64]
+    E: NDArray[np.float64]
+    G: NDArray[np.float64]
+    d: NDArray[np.float64]
 
 
-def _state_vec(x, name, K):
+def _state_vec(x: ArrayLike, name: str, K: int) -> NDArray[np.float64]:
     a = np.asarray(x, dtype=float)
     if a.shape != (K,) or not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be a finite ({K},) array, got shape {a.shape}: {x!r}")
@@ -282,7 +279,7 @@ class VSCMGCluster:
         three dimensions (every torque would lie in one plane).
     """
 
-    def __init__(self, units):
+    def __init__(self, units: Iterable[VSCMG]) -> None:
         units = tuple(units)
         for i, u in enumerate(units):
             if not isinstance(u, VSCMG):
@@ -322,15 +319,15 @@ class VSCMGCluster:
         ):
             a.setflags(write=False)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"VSCMGCluster(K={self.K})"
 
     @property
-    def nominal_momentum(self):
+    def nominal_momentum(self) -> float:
         """Mean wheel momentum ``I_ws Omega_0`` at the nominal speeds [N m s]."""
         return float(np.mean(self.I_ws * self.nominal_wheel_speed))
 
-    def axes(self, gamma):
+    def axes(self, gamma: ArrayLike) -> Axes:
         """Axes at the gimbal angles ``gamma`` (K,) [rad]: :class:`Axes` (3, K) each."""
         gamma = _state_vec(gamma, "gamma", self.K)
         c, s = np.cos(gamma), np.sin(gamma)
@@ -338,7 +335,9 @@ class VSCMGCluster:
         A_t = c * self.A_t0 - s * self.A_s0
         return Axes(self.A_g0.copy(), A_s, A_t)
 
-    def momentum(self, gamma, gamma_dot, wheel_speed):
+    def momentum(
+        self, gamma: ArrayLike, gamma_dot: ArrayLike, wheel_speed: ArrayLike
+    ) -> NDArray[np.float64]:
         """Relative angular momentum ``h = A_g I_cg gamma_dot + A_s I_ws Omega`` (3,) [N m s].
 
         Base coordinates; the cluster's total angular momentum about the mounting points
@@ -349,7 +348,9 @@ class VSCMGCluster:
         Om = _state_vec(wheel_speed, "wheel_speed", self.K)
         return ax.A_g @ (self.I_cg * gd) + ax.A_s @ (self.I_ws * Om)
 
-    def matrices(self, gamma, wheel_speed, w_IB_B):
+    def matrices(
+        self, gamma: ArrayLike, wheel_speed: ArrayLike, w_IB_B: ArrayLike
+    ) -> VSCMGMatrices:
         """``B, C, E, G = [C E], d`` at the state (eq. 40-41 with the signs of ``docs/vscmg.md``).
 
         Parameters
@@ -374,7 +375,15 @@ class VSCMGCluster:
         d = -(wx @ h)  # -w x h
         return VSCMGMatrices(ax.A_g, ax.A_s, ax.A_t, B, C, E, np.hstack([C, E]), d)
 
-    def base_torque(self, gamma, gamma_dot, wheel_speed, w_IB_B, gamma_ddot, wheel_accel):
+    def base_torque(
+        self,
+        gamma: ArrayLike,
+        gamma_dot: ArrayLike,
+        wheel_speed: ArrayLike,
+        w_IB_B: ArrayLike,
+        gamma_ddot: ArrayLike,
+        wheel_accel: ArrayLike,
+    ) -> NDArray[np.float64]:
         """``tau = B gamma_ddot + C gamma_dot + E Omega_dot + d`` (3,) [N m], base coordinates.
 
         The torque on the base beyond that of the locked cluster (exact, all terms kept).
@@ -388,14 +397,14 @@ class VSCMGCluster:
 
 def pyramid_cluster(
     *,
-    skew=PYRAMID_SKEW,
-    radius=MOUNT_RADIUS,
-    wheel_speed=NOMINAL_WHEEL_SPEED,
-    wheel_mass=TABLE4_MASS,
-    wheel_inertia=TABLE4_INERTIA[:2],
-    gimbal_mass=GIMBAL_MASS,
-    gimbal_inertia=GIMBAL_INERTIA,
-):
+    skew: float = PYRAMID_SKEW,
+    radius: float = MOUNT_RADIUS,
+    wheel_speed: float = NOMINAL_WHEEL_SPEED,
+    wheel_mass: float = TABLE4_MASS,
+    wheel_inertia: tuple[float, float] = TABLE4_INERTIA[:2],
+    gimbal_mass: float = GIMBAL_MASS,
+    gimbal_inertia: tuple[float, float, float] = GIMBAL_INERTIA,
+) -> VSCMGCluster:
     """Four VSCMGs in the standard pyramid around the base (the ready configuration).
 
     Unit i sits at ``radius`` along the outward normal ``n_i`` of a side face of the base
@@ -453,10 +462,10 @@ class ClusterState:
     w_IB_B : (3,) angular velocity of the carrying body, its coordinates [rad/s]
     """
 
-    gamma: np.ndarray
-    gamma_dot: np.ndarray
-    wheel_speed: np.ndarray
-    w_IB_B: np.ndarray
+    gamma: NDArray[np.float64]
+    gamma_dot: NDArray[np.float64]
+    wheel_speed: NDArray[np.float64]
+    w_IB_B: NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -472,12 +481,12 @@ class ClusterIndex:
     """
 
     parent: int
-    gimbal_body: np.ndarray
-    wheel_body: np.ndarray
-    gimbal_q: np.ndarray
-    wheel_q: np.ndarray
-    gimbal_v: np.ndarray
-    wheel_v: np.ndarray
+    gimbal_body: NDArray[np.int64]
+    wheel_body: NDArray[np.int64]
+    gimbal_q: NDArray[np.int64]
+    wheel_q: NDArray[np.int64]
+    gimbal_v: NDArray[np.int64]
+    wheel_v: NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -495,7 +504,7 @@ class ClusterModel:
     cluster: VSCMGCluster
     index: ClusterIndex
 
-    def state(self, q, v):
+    def state(self, q: ArrayLike, v: ArrayLike) -> ClusterState:
         """The cluster's :class:`ClusterState` at ``(q, v)``."""
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
@@ -506,7 +515,15 @@ class ClusterModel:
             w = forward_kinematics(self.model, q, v).twist[ix.parent, :3].copy()
         return ClusterState(q[ix.gimbal_q].copy(), v[ix.gimbal_v].copy(), v[ix.wheel_v].copy(), w)
 
-    def with_state(self, q, v, *, gamma=None, gamma_dot=None, wheel_speed=None):
+    def with_state(
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        *,
+        gamma: ArrayLike | None = None,
+        gamma_dot: ArrayLike | None = None,
+        wheel_speed: ArrayLike | str | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Copies of ``(q, v)`` with the cluster's entries replaced where given.
 
         ``wheel_speed="nominal"`` sets every wheel to its nominal speed.
@@ -526,7 +543,7 @@ class ClusterModel:
             v[ix.wheel_v] = _state_vec(wheel_speed, "wheel_speed", K)
         return q, v
 
-    def joint_torques(self, gimbal, wheel):
+    def joint_torques(self, gimbal: ArrayLike, wheel: ArrayLike) -> NDArray[np.float64]:
         """Generalized-force vector (nv,) with gimbal and wheel motor torques [N m], zeros else."""
         K, ix = self.cluster.K, self.index
         tau = np.zeros(self.model.nv)
@@ -535,7 +552,9 @@ class ClusterModel:
         return tau
 
 
-def attach_cluster(model, cluster, *, parent="base", prefix="vscmg"):
+def attach_cluster(
+    model: Model, cluster: VSCMGCluster, *, parent: str | int = "base", prefix: str = "vscmg"
+) -> ClusterModel:
     """Add the cluster to a multibody model as real bodies (paper eq. 36-37 exactly).
 
     Per unit i two bodies are appended: ``{prefix}{i}_gimbal`` on a REVOLUTE joint about
@@ -608,211 +627,3 @@ def attach_cluster(model, cluster, *, parent="base", prefix="vscmg"):
     for a in (gb, wb, index.gimbal_q, index.wheel_q, index.gimbal_v, index.wheel_v):
         a.setflags(write=False)
     return ClusterModel(ext, cluster, index)
-
-
-# -------------------------------------------------------------- servo loops
-
-
-@dataclass(frozen=True)
-class ServoGains:
-    """Bandwidths of the device's motor loops.
-
-    Attributes
-    ----------
-    gimbal_rate : float, gimbal-rate loop bandwidth k_g [1/s]
-    wheel_speed : float, wheel-speed loop bandwidth k_w [1/s] (used only when a wheel
-        speed reference is given)
-    """
-
-    gimbal_rate: float = 50.0
-    wheel_speed: float = 5.0
-
-    def __post_init__(self):
-        for name in ("gimbal_rate", "wheel_speed"):
-            x = float(getattr(self, name))
-            if not np.isfinite(x) or x < 0:
-                raise ValueError(
-                    f"ServoGains.{name} must be non-negative and finite [1/s], got {x}"
-                )
-
-
-@dataclass(frozen=True)
-class ServoTorques:
-    """Motor torques of the servo loops.
-
-    Attributes
-    ----------
-    gimbal : (K,) gimbal motor torques about g [N m]
-    wheel : (K,) wheel motor torques about s [N m]
-    tau : (nv,) the generalized-force vector with these entries (zeros elsewhere)
-    """
-
-    gimbal: np.ndarray
-    wheel: np.ndarray
-    tau: np.ndarray
-
-
-def servo_torques(
-    cm,
-    q,
-    v,
-    gimbal_rate_cmd,
-    wheel_accel_cmd,
-    *,
-    gimbal_accel_ff=None,
-    wheel_speed_ref=None,
-    w_dot_IB_B=None,
-    gains=ServoGains(),
-):
-    """Gimbal-rate and wheel-acceleration servo loops as motor torques (computed torque).
-
-    The exact joint equations of unit i (gimbal + wheel about g, wheel about s) are::
-
-        tau_g = I_cg (gamma_ddot + g.w_dot) + (I_t - I_s)(s.w)(t.w) - I_ws Omega (t.w)
-        tau_w = I_ws (Omega_dot + s.w_dot + gamma_dot s.(w x g))
-
-    The servos use them with ``gamma_ddot = gamma_ddot_ff + k_g (gamma_dot_cmd - gamma_dot)``,
-    ``Omega_dot = Omega_dot_cmd [+ k_w (Omega_ref - Omega)]`` and the base angular
-    acceleration ``w_dot`` if given (zero otherwise: the rate loop absorbs it).  With
-    ``w_dot`` exact and zero loop errors the torques are those of the inverse dynamics.
-
-    Parameters
-    ----------
-    cm : ClusterModel
-    q, v : (nq,), (nv,) state of the extended model
-    gimbal_rate_cmd : (K,) commanded gimbal rates [rad/s]
-    wheel_accel_cmd : (K,) commanded wheel accelerations [rad/s^2]
-    gimbal_accel_ff : (K,) gimbal acceleration feedforward [rad/s^2], default 0
-    wheel_speed_ref : (K,) wheel speed reference [rad/s], default None (no speed loop)
-    w_dot_IB_B : (3,) base angular acceleration estimate [rad/s^2], default 0
-    gains : ServoGains
-
-    Returns
-    -------
-    ServoTorques
-    """
-    cl = cm.cluster
-    K = cl.K
-    st = cm.state(q, v)
-    gr = _state_vec(gimbal_rate_cmd, "gimbal_rate_cmd", K)
-    wa = _state_vec(wheel_accel_cmd, "wheel_accel_cmd", K)
-    gff = (
-        np.zeros(K)
-        if gimbal_accel_ff is None
-        else _state_vec(gimbal_accel_ff, "gimbal_accel_ff", K)
-    )
-    wd = np.zeros(3) if w_dot_IB_B is None else _vec3(w_dot_IB_B, "w_dot_IB_B")
-    use_ref = wheel_speed_ref is not None
-    ref = _state_vec(wheel_speed_ref, "wheel_speed_ref", K) if use_ref else np.zeros(K)
-    tau_g = np.empty(K)
-    tau_w = np.empty(K)
-    servo_kernel(
-        st.gamma,
-        st.gamma_dot,
-        st.wheel_speed,
-        st.w_IB_B,
-        wd,
-        cl.A_g0,
-        cl.A_s0,
-        cl.A_t0,
-        cl.I_cg,
-        cl.I_ws,
-        cl.I_s,
-        cl.I_t,
-        gr,
-        wa,
-        gff,
-        ref,
-        use_ref,
-        float(gains.gimbal_rate),
-        float(gains.wheel_speed),
-        tau_g,
-        tau_w,
-    )
-    return ServoTorques(tau_g, tau_w, cm.joint_torques(tau_g, tau_w))
-
-
-@njit(cache=True)
-def servo_kernel(
-    gamma,
-    gamma_dot,
-    wheel_speed,
-    w,
-    w_dot,
-    A_g0,
-    A_s0,
-    A_t0,
-    I_cg,
-    I_ws,
-    I_s,
-    I_t,
-    gimbal_rate_cmd,
-    wheel_accel_cmd,
-    gimbal_accel_ff,
-    wheel_speed_ref,
-    use_ref,
-    k_g,
-    k_w,
-    tau_g,
-    tau_w,
-):
-    """Compiled servo laws of :func:`servo_torques` (the one implementation).
-
-    All arrays (K,) except ``w``, ``w_dot`` (3,) and the axes (3, K); writes
-    ``tau_g`` and ``tau_w`` (K,).  Callable from compiled simulation callbacks.
-    """
-    for i in range(gamma.shape[0]):
-        c, s = math.cos(gamma[i]), math.sin(gamma[i])
-        ws = wt = wds = wdg = 0.0
-        for j in range(3):
-            a_s = c * A_s0[j, i] + s * A_t0[j, i]
-            a_t = c * A_t0[j, i] - s * A_s0[j, i]
-            ws += w[j] * a_s
-            wt += w[j] * a_t
-            wdg += w_dot[j] * A_g0[j, i]
-            wds += w_dot[j] * a_s
-        # s . (w x g)
-        g0, g1, g2 = A_g0[0, i], A_g0[1, i], A_g0[2, i]
-        s0 = c * A_s0[0, i] + s * A_t0[0, i]
-        s1 = c * A_s0[1, i] + s * A_t0[1, i]
-        s2 = c * A_s0[2, i] + s * A_t0[2, i]
-        sxg = (
-            s0 * (w[1] * g2 - w[2] * g1)
-            + s1 * (w[2] * g0 - w[0] * g2)
-            + s2 * (w[0] * g1 - w[1] * g0)
-        )
-        gdd = gimbal_accel_ff[i] + k_g * (gimbal_rate_cmd[i] - gamma_dot[i])
-        tau_g[i] = (
-            I_cg[i] * (gdd + wdg) + (I_t[i] - I_s[i]) * ws * wt - I_ws[i] * wheel_speed[i] * wt
-        )
-        om_dot = wheel_accel_cmd[i]
-        if use_ref:
-            om_dot += k_w * (wheel_speed_ref[i] - wheel_speed[i])
-        tau_w[i] = I_ws[i] * (om_dot + wds + gamma_dot[i] * sxg)
-
-
-def servo_controller(cm, command, *, gains=ServoGains()):
-    """A ``controller(t, q, v) -> tau`` for :func:`dqspace.multibody.simulate_rk4`.
-
-    A pure function of ``(t, q, v)``: the servo laws of :func:`servo_torques` without a
-    base-acceleration estimate (the rate loop absorbs ``g . w_dot``; a backward-difference
-    estimate of ``w_dot`` was tried and tracked worse, see ``docs/vscmg.md``).
-
-    Parameters
-    ----------
-    cm : ClusterModel
-    command : callable ``command(t, q, v) -> (gimbal_rate_cmd (K,), wheel_accel_cmd (K,))``
-        e.g. a steering law fed by an attitude controller
-    gains : ServoGains
-
-    Returns
-    -------
-    callable, the servo torques as a generalized-force vector (nv,), zero outside the
-        cluster's joints
-    """
-
-    def controller(t, q, v):
-        gr, wa = command(t, q, v)
-        return servo_torques(cm, q, v, gr, wa, gains=gains).tau
-
-    return controller

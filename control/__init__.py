@@ -8,7 +8,11 @@
 * :mod:`~dqspace.control.ik` -- damped least squares on the pose error, joint limits;
 * :mod:`~dqspace.control.trajectories` -- references: lemniscate (P51), ScLERP, hold;
 * :mod:`~dqspace.control.linearize` -- linearised open/closed-loop models in tangent
-  coordinates (A, B, C, D; ``control.StateSpace`` with the ``dqspace[control]`` extra).
+  coordinates (A, B, C, D; ``control.StateSpace`` with the ``dqspace[control]`` extra);
+* :mod:`~dqspace.control.station_keeping` -- the station-keeping law (base PD + arm
+  computed torque) as one state feedback ``k(t, q, v) -> tau``, e.g. to linearise;
+* :mod:`~dqspace.control.pycontrol` -- ``python_control()``: python-control imported past
+  the repository folder ``control/``.
 
 Controllers share the call shape ``controller(t, state, reference) -> command`` with
 ``state`` a :class:`State` ``(q, v)``; see ``docs/control.md``.
@@ -22,16 +26,11 @@ _install_kernel_cache()  # before any compiled function is defined
 from .arm import ArmCommand, ArmController, JointCommand, JointComputedTorque, JointGains
 from .base import BaseCommand, BaseController
 from .ik import IIWA_JOINT_LIMITS, IIWA_LEMNISCATE_SEED, IKResult, IKStatus, solve_ik
-from .linearize import (
-    Input,
-    LinearModel,
-    Output,
-    StationKeepingFeedback,
-    linearize,
-    python_control,
-)
+from .linearize import Input, LinearModel, Output, linearize
 from .pd import DualPD, PDCommand, PDGains, State, dual_pd
 from .pose_error import PoseError, dq_error, pose_error, shortest_sign, twist_error
+from .pycontrol import python_control
+from .station_keeping import StationKeepingFeedback
 from .trajectories import (
     LEMNISCATE_ORIENTATION,
     ConstantPose,

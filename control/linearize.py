@@ -36,42 +36,46 @@ error only.
 
 The result is a :class:`LinearModel` of plain numpy arrays;
 :meth:`LinearModel.to_statespace` gives a ``control.StateSpace`` when
-python-control (the optional extra ``dqspace[control]``) is installed.
+python-control (the optional extra ``dqspace[control]``) is installed
+(imported through :func:`~dqspace.control.pycontrol.python_control`).  A
+closed-loop law to linearise with:
+:class:`~dqspace.control.station_keeping.StationKeepingFeedback`.
 See ``docs/linearization.md``.
 """
 
-import importlib
-import importlib.machinery
-import importlib.util
 import math
-import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from dqspace.dq import dq_conj, dq_log, dq_mul, translation_from_dq
-from dqspace.multibody import (
+from ..dq import dq_conj, dq_log, dq_mul, translation_from_dq
+from ..multibody import (
     JointType,
+    Model,
     _state,
     external_wrenches,
     forward_dynamics,
     frame_pose,
     integrate,
 )
-from dqspace.multibody import _kernels as _K
-
-from .pd import State
-from .trajectories import JointReference, PoseReference
+from ..multibody import _kernels as _K
+from ._checks import finite_vector, unit_pose
 
 __all__ = [
     "Input",
     "Output",
     "LinearModel",
     "linearize",
-    "StationKeepingFeedback",
-    "python_control",
 ]
+
+_Vector = NDArray[np.float64]
+#: ``fn(t, q, v, a) -> y`` of an :class:`Output`
+_OutputFn = Callable[[float, _Vector, _Vector, _Vector], ArrayLike]
+#: ``controller(t, q, v) -> tau | (tau, f_ext)``
+_Controller = Callable[[float, _Vector, _Vector], Any]
 
 #: Default step of each method (before scaling by ``max(1, |z0_i|)``).
 DEFAULT_STEP = {"richardson": 1e-3, "central": 6e-6}
@@ -131,7 +135,13 @@ class Input:
     wrench : (nb * 6, m) array, optional, body k's rows ``6k : 6k + 6``
     """
 
-    def __init__(self, names, *, generalized=None, wrench=None):
+    def __init__(
+        self,
+        names: str | Sequence[str],
+        *,
+        generalized: ArrayLike | None = None,
+        wrench: ArrayLike | None = None,
+    ) -> None:
         self.names = _signal_names(names)
         m = len(self.names)
         if m == 0:
@@ -142,7 +152,7 @@ class Input:
             raise ValueError("an Input needs a generalized-force or an external-wrench matrix")
 
     @property
-    def size(self):
+    def size(self) -> int:
         """Number of input components m."""
         return len(self.names)
 
@@ -159,7 +169,9 @@ class Input:
             )
 
     @classmethod
-    def generalized_forces(cls, model, indices=None, *, prefix=""):
+    def generalized_forces(
+        cls, model: Model, indices: ArrayLike | None = None, *, prefix: str = ""
+    ) -> Self:
         """Generalized forces ``tau[indices]`` (all nv by default) [N m, N].
 
         Names ``prefix + {joint}_tau`` for a revolute joint, ``{joint}_tx ... _fz`` for
@@ -172,7 +184,7 @@ class Input:
         return cls([prefix + frc[i] for i in idx], generalized=S)
 
     @classmethod
-    def joint_torques(cls, model, *, prefix=""):
+    def joint_torques(cls, model: Model, *, prefix: str = "") -> Self:
         """The joints' generalized forces (all but the floating base's six)."""
         start = 6 if model.floating else 0
         if model.nv == start:
@@ -180,7 +192,7 @@ class Input:
         return cls.generalized_forces(model, np.arange(start, model.nv), prefix=prefix)
 
     @classmethod
-    def base_wrench(cls, model, *, prefix="u_"):
+    def base_wrench(cls, model: Model, *, prefix: str = "u_") -> Self:
         """The base's wrench ``[f, tau]`` (6,) [N, N m] in base axes about the base origin,
         as its generalized force ``[tau, f]`` (the controller's input, e.g. thrusters)."""
         if not model.floating:
@@ -191,7 +203,7 @@ class Input:
         return cls([prefix + c for c in _WRENCH], generalized=S)
 
     @classmethod
-    def external_wrench(cls, model, target=0, *, prefix="d_"):
+    def external_wrench(cls, model: Model, target: int | str = 0, *, prefix: str = "d_") -> Self:
         """An external wrench ``[f, tau]`` (6,) [N, N m] on a body or named frame, in that
         frame's axes about its origin (a disturbance; default: on the root body).
 
@@ -207,7 +219,7 @@ class Input:
         return cls([prefix + c for c in _WRENCH], wrench=W)
 
     @classmethod
-    def matrix(cls, model, S, names):
+    def matrix(cls, model: Model, S: ArrayLike, names: Sequence[str]) -> Self:
         """``tau += S u`` for any (nv, m) input matrix ``S``."""
         S = np.asarray(S, float)
         if S.ndim != 2 or S.shape[0] != model.nv:
@@ -216,7 +228,7 @@ class Input:
             raise ValueError(f"names has {len(names)} entries for the {S.shape[1]} columns of S")
         return cls(names, generalized=S)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Input({list(self.names)})"
 
 
@@ -277,7 +289,7 @@ class Output:
     fn : callable ``fn(t, q, v, a) -> (m,)``
     """
 
-    def __init__(self, names, fn):
+    def __init__(self, names: str | Sequence[str], fn: _OutputFn) -> None:
         self.names = _signal_names(names)
         if not self.names:
             raise ValueError("an Output needs at least one name")
@@ -291,14 +303,14 @@ class Output:
         return self.fn if self._bind is None else self._bind(model, q0)
 
     @classmethod
-    def state(cls):
+    def state(cls) -> Self:
         """The state x itself (C = I, D = 0, exactly); names are the state names."""
         out = cls(["x"], lambda t, q, v, a: np.zeros(1))
         out._is_state = True
         return out
 
     @classmethod
-    def base_pose_error(cls, reference=None):
+    def base_pose_error(cls, reference: ArrayLike | None = None) -> Self:
         """``2 log(q^_ref* o q^_base) = [theta n, r]`` (6,) [rad, m]: the base's attitude
         error (rotation vector) and position relative to the reference, in base axes
         (Table 1; the error the dual PD acts on, P43-P46, short-way sign).
@@ -308,7 +320,7 @@ class Output:
         reference : (8,) pose, optional; default the operating point's base pose
         """
         names = ("att_x", "att_y", "att_z", "pos_x", "pos_y", "pos_z")
-        ref = None if reference is None else _unit_pose(reference, "reference")
+        ref = None if reference is None else unit_pose(reference, "reference")
 
         def bind(model, q0):
             if not model.floating:
@@ -327,7 +339,7 @@ class Output:
         return out
 
     @classmethod
-    def frame_position(cls, model, frame):
+    def frame_position(cls, model: Model, frame: int | str) -> Self:
         """Position (3,) [m] of a named frame or body in the inertial frame."""
         frame_pose(model, model.neutral_configuration(), frame)  # ValueError if unknown
 
@@ -337,7 +349,7 @@ class Output:
         return cls([f"{frame}_x", f"{frame}_y", f"{frame}_z"], fn)
 
     @classmethod
-    def base_twist(cls, model):
+    def base_twist(cls, model: Model) -> Self:
         """The base's body twist ``[w, v]`` (6,) [rad/s, m/s]."""
         if not model.floating:
             raise ValueError("base_twist needs a floating-base model (root joint FREE)")
@@ -345,24 +357,14 @@ class Output:
         return cls(vel[:6], lambda t, q, v, a: v[:6].copy())
 
     @classmethod
-    def acceleration(cls, model, indices=None):
+    def acceleration(cls, model: Model, indices: ArrayLike | None = None) -> Self:
         """Generalized accelerations ``a[indices]`` (all by default) [rad/s^2, m/s^2]."""
         idx = _index_list(indices, model.nv)
         _, vel, _ = _coordinate_names(model)
         return cls([f"{vel[i]}_dot" for i in idx], lambda t, q, v, a: a[idx].copy())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Output({list(self.names)})"
-
-
-def _unit_pose(x, name):
-    x = np.asarray(x, float)
-    if x.shape != (8,) or not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} must be a finite (8,) unit dual quaternion, got {x}")
-    err = max(abs(np.linalg.norm(x[:4]) - 1.0), abs(x[:4] @ x[4:]))
-    if err > 1e-6:
-        raise ValueError(f"{name} is not a unit dual quaternion (error {err:.3g})")
-    return x.copy()
 
 
 # ----------------------------------------------------------- linear model
@@ -388,40 +390,44 @@ class LinearModel:
     y0 : (ny,) outputs at the operating point
     """
 
-    A: np.ndarray
-    B: np.ndarray
-    C: np.ndarray
-    D: np.ndarray
-    state_names: tuple
-    input_names: tuple
-    output_names: tuple
-    x0: np.ndarray
-    u0: np.ndarray
-    q0: np.ndarray
+    A: NDArray[np.float64]
+    B: NDArray[np.float64]
+    C: NDArray[np.float64]
+    D: NDArray[np.float64]
+    state_names: tuple[str, ...]
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    x0: NDArray[np.float64]
+    u0: NDArray[np.float64]
+    q0: NDArray[np.float64]
     t0: float = 0.0
-    xdot0: np.ndarray = field(default=None)
-    y0: np.ndarray = field(default=None)
+    xdot0: NDArray[np.float64] | None = field(default=None)
+    y0: NDArray[np.float64] | None = field(default=None)
 
     @property
-    def nx(self):
+    def nx(self) -> int:
         """Number of states (2 nv)."""
         return self.A.shape[0]
 
     @property
-    def nu(self):
+    def nu(self) -> int:
         """Number of inputs."""
         return self.B.shape[1]
 
     @property
-    def ny(self):
+    def ny(self) -> int:
         """Number of outputs."""
         return self.C.shape[0]
 
-    def poles(self):
+    def poles(self) -> NDArray[np.inexact]:
         """Eigenvalues (nx,) of A [1/s]."""
         return np.linalg.eigvals(self.A)
 
-    def select(self, inputs=None, outputs=None):
+    def select(
+        self,
+        inputs: str | int | Sequence[str | int] | None = None,
+        outputs: str | int | Sequence[str | int] | None = None,
+    ) -> "LinearModel":
         """The sub-model with the named (or indexed) inputs and outputs, in the given order."""
         iu = _indices(inputs, self.input_names, "input")
         iy = _indices(outputs, self.output_names, "output")
@@ -441,7 +447,7 @@ class LinearModel:
             y0=None if self.y0 is None else self.y0[iy],
         )
 
-    def frequency_response(self, omega):
+    def frequency_response(self, omega: ArrayLike) -> NDArray[np.complex128]:
         """``G(j w) = C (j w I - A)^-1 B + D`` for each angular frequency.
 
         Parameters
@@ -473,7 +479,7 @@ class LinearModel:
             out[:, :, k] = self.C @ X + self.D
         return out
 
-    def dc_gain(self):
+    def dc_gain(self) -> NDArray[np.float64]:
         """Static gain ``-C A^-1 B + D`` (ny, nu); ValueError if A is singular."""
         cond = np.linalg.cond(self.A)
         if not np.isfinite(cond) or cond > 1e12:
@@ -483,7 +489,7 @@ class LinearModel:
             )
         return -self.C @ np.linalg.solve(self.A, self.B) + self.D
 
-    def to_statespace(self):
+    def to_statespace(self) -> Any:
         """A ``control.StateSpace`` with the same matrices and signal names.
 
         Raises
@@ -491,6 +497,8 @@ class LinearModel:
         ImportError
             when python-control is not installed (``pip install 'dqspace[control]'``).
         """
+        from .pycontrol import python_control  # here: this module does not re-export it
+
         ct = python_control()
         return ct.ss(
             self.A,
@@ -521,58 +529,7 @@ def _indices(sel, names, what):
     return out
 
 
-_find_spec = importlib.machinery.PathFinder.find_spec
-
-
-def python_control():
-    """The python-control module (``import control``), or an ImportError naming the extra.
-
-    The repository folder ``control/`` is ``dqspace.control``; when the
-    repository root is on ``sys.path`` (e.g. the current directory there), a
-    plain ``import control`` would find that folder instead.  This looks
-    python-control up past it.
-    """
-    mod = sys.modules.get("control")
-    if mod is not None and hasattr(mod, "StateSpace"):
-        return mod
-    own = Path(__file__).resolve().parent
-    path = [p for p in sys.path if (Path(p or ".").resolve() / "control") != own]
-    spec = _find_spec("control", path)
-    if spec is None:
-        raise ImportError(
-            "python-control is not installed; install the optional extra: "
-            "pip install 'dqspace[control]'"
-        )
-    if mod is not None:
-        raise ImportError(
-            "sys.modules['control'] is not python-control (the repository folder control/ "
-            f"was imported as a top-level package from {getattr(mod, '__file__', '?')}); "
-            "run from outside the repository root"
-        )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["control"] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException:
-        del sys.modules["control"]
-        raise
-    return mod
-
-
 # ----------------------------------------------------------- linearisation
-
-
-def _vector(x, name, n):
-    try:
-        a = np.array(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric ({n},) vector, got {x!r}") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
-    bad = np.flatnonzero(~np.isfinite(a))
-    if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] is not finite ({a[bad[0]]})")
-    return a
 
 
 def _controller_output(out, model):
@@ -593,18 +550,18 @@ def _controller_output(out, model):
 
 
 def linearize(
-    model,
-    q,
-    v=None,
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike | None = None,
     *,
-    inputs=None,
-    outputs=None,
-    u0=None,
-    controller=None,
-    t=0.0,
-    method="richardson",
-    step=None,
-):
+    inputs: Sequence[Input] | None = None,
+    outputs: Sequence[Output] | None = None,
+    u0: ArrayLike | None = None,
+    controller: _Controller | None = None,
+    t: float = 0.0,
+    method: str = "richardson",
+    step: float | None = None,
+) -> LinearModel:
     """Linearise ``x' = f(x, u)``, ``y = h(x, u)`` about ``(q, v, u0)`` in tangent coordinates.
 
     Parameters
@@ -655,7 +612,7 @@ def linearize(
         raise ValueError(f"t must be finite, got {t}")
     q0 = _state.configuration(model, q).copy()  # ValueError: shape, non-finite, not unit
     nv, nb = model.nv, model.nb
-    v0 = np.zeros(nv) if v is None else _vector(v, "v", nv)
+    v0 = np.zeros(nv) if v is None else finite_vector(v, "v", nv)
     if controller is not None and not callable(controller):
         raise ValueError(f"controller must be callable, got {type(controller).__name__}")
 
@@ -677,7 +634,7 @@ def linearize(
         if dup:
             raise ValueError(f"{what} names must be unique; repeated: {dup}")
     nu = len(input_names)
-    u_op = np.zeros(nu) if u0 is None else _vector(u0, "u0", nu)
+    u_op = np.zeros(nu) if u0 is None else finite_vector(u0, "u0", nu)
     S = np.zeros((nv, nu))
     W = np.zeros((6 * nb, nu))
     c = 0
@@ -763,67 +720,3 @@ def _central(g, z0, i, h):
     zp[i] += h
     zm[i] -= h
     return (g(zp) - g(zm)) / (2.0 * h)
-
-
-# ------------------------------------------------- closed-loop feedback law
-
-
-class StationKeepingFeedback:
-    """The station-keeping control law of one control tick as a state feedback
-    ``k(t, q, v) -> tau`` (nv,), with ideal actuators (the commanded base wrench is applied).
-
-    In the order of the scenario runner (:mod:`dqspace.scenarios.runner`):
-
-    1. arm: ``a_m = theta_r'' + k_d (theta_r' - theta') + k_p (theta_r - theta)``
-       (:meth:`JointComputedTorque.acceleration`, a fixed joint reference: the arm
-       joints held, or followed along a joint trajectory);
-    2. base: dual PD (P46) + the arm-reaction feedforward for ``a_m`` (P47)
-       (:class:`~dqspace.control.BaseController`; ``feedforward=False``: PD only);
-    3. arm torques by computed torque with the base acceleration the commanded
-       base wrench causes (:meth:`JointComputedTorque.torque` with ``base_force``),
-       so the joint errors obey ``e'' + k_d e' + k_p e = 0``.
-
-    ``tau = [swap(base wrench), arm torques]``.
-
-    Parameters
-    ----------
-    base : BaseController (its model is the one linearised)
-    arm : JointComputedTorque on the same model (e.g. ``ArmController.law``)
-    base_reference : PoseReference, or a (8,) pose held with zero twist
-    joint_reference : JointReference, or (n,) joint angles held [rad]
-    feedforward : bool, the arm-reaction feedforward of (P47)
-    """
-
-    def __init__(self, base, arm, base_reference, joint_reference, *, feedforward=True):
-        from .arm import JointComputedTorque
-        from .base import BaseController
-
-        if not isinstance(base, BaseController):
-            raise ValueError(f"base must be a BaseController, got {type(base).__name__}")
-        if not isinstance(arm, JointComputedTorque):
-            raise ValueError(f"arm must be a JointComputedTorque, got {type(arm).__name__}")
-        if arm.model is not base.model:
-            raise ValueError("base and arm controllers must act on the same model")
-        self.model = base.model
-        self.base, self.arm = base, arm
-        if not isinstance(base_reference, PoseReference):
-            pose = _unit_pose(base_reference, "base_reference")
-            base_reference = PoseReference(pose, np.zeros(6), np.zeros(6))
-        if not isinstance(joint_reference, JointReference):
-            qj = _vector(joint_reference, "joint_reference", arm.n)
-            joint_reference = JointReference(qj, np.zeros(arm.n), np.zeros(arm.n))
-        if joint_reference.q.shape != (arm.n,):
-            raise ValueError(
-                f"joint_reference must have {arm.n} joints, got {joint_reference.q.shape}"
-            )
-        self.base_reference = base_reference
-        self.joint_reference = joint_reference
-        self.feedforward = bool(feedforward)
-
-    def __call__(self, t, q, v):
-        st = State(q, v)
-        acc, _, _ = self.arm.acceleration(st, self.joint_reference)
-        cmd = self.base(t, st, self.base_reference, arm_acc=acc if self.feedforward else None)
-        u_b = cmd.generalized_force
-        tau_arm, _ = self.arm.torque(st, acc, base_force=u_b)
-        return np.concatenate([u_b, tau_arm])

@@ -9,7 +9,7 @@ Within a control period the callback applies:
   switch on step boundaries, decided from the step's start time ``t_step``;
 * a constant disturbance wrench on the base;
 * the VSCMG servo loops (continuous-time laws of
-  :func:`dqspace.actuators.vscmg.servo_kernel`, evaluated with the stage's state).
+  :func:`dqspace.actuators.servo.servo_kernel`, evaluated with the stage's state).
 
 ``params`` layout (built by :func:`pack`)::
 
@@ -25,7 +25,7 @@ Within a control period the callback applies:
 import numpy as np
 from numba import njit
 
-from dqspace.actuators.vscmg import servo_kernel
+from dqspace.actuators.servo import servo_kernel
 from dqspace.multibody.simulation import INPUTS_SIG
 
 __all__ = ["closed_loop_inputs", "open_loop_inputs", "pack", "Layout"]

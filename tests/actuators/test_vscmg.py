@@ -8,13 +8,13 @@ momentum for the relative momentum h.
 import numpy as np
 import pytest
 
+from dqspace.actuators.servo import ServoGains
 from dqspace.actuators.vscmg import (
     NOMINAL_WHEEL_SPEED,
     PYRAMID_SKEW,
     TABLE4_INERTIA,
     TABLE4_MASS,
     VSCMG,
-    ServoGains,
     VSCMGCluster,
     attach_cluster,
     pyramid_cluster,

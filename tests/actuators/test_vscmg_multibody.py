@@ -5,14 +5,9 @@ loops, and conservation of the total momentum over a 10 s closed-loop run."""
 import numpy as np
 import pytest
 
+from dqspace.actuators.servo import ServoGains, servo_controller, servo_torques
 from dqspace.actuators.steering import SteeringLaw, steer
-from dqspace.actuators.vscmg import (
-    ServoGains,
-    attach_cluster,
-    pyramid_cluster,
-    servo_controller,
-    servo_torques,
-)
+from dqspace.actuators.vscmg import attach_cluster, pyramid_cluster
 from dqspace.dq import (
     dq_conj,
     dq_identity,

@@ -33,7 +33,7 @@ from dqspace.control import (
 from dqspace.multibody import Body, Joint, JointType, Model, models
 from support.pin_bridge import q_to_pin, to_pinocchio, v_from_pin, v_to_pin
 
-linearize_module = importlib.import_module("dqspace.control.linearize")
+pycontrol_module = importlib.import_module("dqspace.control.pycontrol")
 
 
 @pytest.fixture(scope="module")
@@ -331,7 +331,7 @@ def test_statespace_conversion_keeps_matrices_and_names(robot, rng):
 
 def test_python_control_missing_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "control", raising=False)
-    monkeypatch.setattr(linearize_module, "_find_spec", lambda name, path: None)
+    monkeypatch.setattr(pycontrol_module, "_find_spec", lambda name, path: None)
     with pytest.raises(ImportError, match=r"pip install 'dqspace\[control\]'"):
         python_control()
 
