@@ -10,8 +10,8 @@ output's core shape.  The public wrappers pass it; users never see it.
 import numpy as np
 from numba import guvectorize
 
-from . import _kernels as k
 from .._numba_cache import build_lock
+from . import _kernels as k
 
 _F = "float64"
 

@@ -24,12 +24,15 @@ _WHERE = {
     "Scenario": "scenario",
     "load_scenario": "scenario",
     "load_sweep": "sweep",
-    "sweep": "sweep",
     "TuneResult": "tuning",
     "tune": "tuning",
 }
 
-__all__ = sorted(_WHERE)
+# the function `sweep` shares its name with its module: bound now, or importing the module
+# `dqspace.scenarios.sweep` would rebind the name to the module (sweep.py imports no Dask)
+from .sweep import sweep  # noqa: E402, F401
+
+__all__ = sorted([*_WHERE, "sweep"])
 
 
 def __getattr__(name):

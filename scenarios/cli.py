@@ -1,21 +1,106 @@
 """The ``dqspace`` command line: run, sweep, plot, list and show scenarios.
 
-Exit status 0 on success, 1 on a run that failed or was interrupted (its
-partial results are kept) or a sweep with failed variants, 2 on bad input
-(one line on stderr says why).
+Exit status:
+
+- 0: success;
+- 1: a run that failed (diverged, could not write its results) or was interrupted
+  (Ctrl-C or SIGTERM; its partial results are kept), or a sweep with failed variants;
+- 2: bad input: a scenario, an override, a path, a result directory (one line on
+  stderr says what and where; never a traceback).
+
+Output: what people read is in display units with the unit named (mm, deg, deg/s, N,
+N m, rpm); files stay SI.  Progress goes to stderr: a bar on a terminal, plain lines
+through Python ``logging`` otherwise.  ``-q`` keeps only errors, ``-v`` adds details
+(and the traceback of an unexpected error).
+
+Startup stays fast: this module imports nothing heavy at import time; each command
+imports what it needs.
 """
 
 import argparse
+import logging
 import sys
 import time
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
+
+log = logging.getLogger("dqspace")
+
+#: exit codes
+OK, RUN_FAILED, USER_ERROR = 0, 1, 2
 
 
-def _fail(msg, code=2):
+class _UserError(Exception):
+    """A problem with what the user asked for: one line, exit 2."""
+
+
+def _fail(msg, code=USER_ERROR):
     print(f"dqspace: error: {msg}", file=sys.stderr)
     return code
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _versions():
+    from importlib import metadata
+
+    import dqspace
+
+    parts = [f"dqspace {dqspace.__version__}", f"Python {sys.version.split()[0]}"]
+    for dist in ("numpy", "numba", "scipy", "cvxpy"):
+        try:
+            parts.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{dist} (not installed)")
+    return ", ".join(parts)
+
+
+def _setup_logging(verbosity):
+    """CLI logging: INFO lines on stderr (``-q``: warnings only, ``-v``: debug)."""
+    level = {-1: logging.WARNING, 0: logging.INFO}.get(verbosity, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.handlers[:] = [handler]
+    log.setLevel(level)
+    log.propagate = False
+
+
+def _compile_notice(what="the run"):
+    """Say, before anything is compiled, that the first run compiles the kernels."""
+    from dqspace._numba_cache import cache_dir, caches_are_warm
+
+    if not caches_are_warm():
+        log.info(
+            "compiling the numba kernels before %s: first run of this installation only, "
+            "about a minute on 2 cores (cached in %s)",
+            what,
+            cache_dir(),
+        )
+
+
+def _load(args):
+    from .scenario import load_scenario
+
+    return load_scenario(args.scenario, args.set)
+
+
+def _print_metrics(metrics):
+    from .metrics import METRICS
+    from .units import format_quantity
+
+    for name, value in metrics.items():
+        unit = METRICS.get(name, ("-",))[0]
+        print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
+
+
+# ----------------------------------------------------------------- commands
 
 
 def _cmd_list(args):
@@ -25,75 +110,83 @@ def _cmd_list(args):
     for name in embedded_scenarios():
         sc = load_scenario(name)
         print(f"{name:20s} {sc.config['scenario']['description']}")
-    return 0
+    return OK
 
 
 def _cmd_show(args):
-    from .scenario import load_scenario
-
-    sc = load_scenario(args.scenario, args.set)
+    sc = _load(args)
     print(f"# resolved from {sc.source}")
     print(sc.to_toml())
-    return 0
+    return OK
 
 
 def _cmd_run(args):
-    from .metrics import METRICS, summarize
-    from .plots import plot_all
     from .runner import RunInterrupted, run
-    from .scenario import load_scenario
 
-    sc = load_scenario(args.scenario, args.set)
+    sc = _load(args)
     out = Path(args.out) if args.out else Path("runs") / sc.name
     cfg = sc.config
-    print(f"running {sc.name!r} ({cfg['scenario']['duration']:g} s) -> {out}")
+    log.info("running %r (%g s simulated) -> %s", sc.name, cfg["scenario"]["duration"], out)
+    _compile_notice()
     t0 = time.perf_counter()
     try:
-        res = run(sc, out=out, progress=not args.quiet)
+        res = run(sc, out=out, progress=args.verbosity >= 0)
     except RunInterrupted as exc:
         n = exc.results.manifest.get("n_samples", len(exc.results.t))
-        print(f"interrupted: {n} samples kept in {out}", file=sys.stderr)
-        return 1
+        t_end = exc.results.manifest.get("t_end", float("nan"))
+        return _fail(
+            f"interrupted at t = {t_end:.3f} s: {n} samples kept in {out} (status 'interrupted')",
+            RUN_FAILED,
+        )
     wall = time.perf_counter() - t0
-    fmts = [f.strip() for f in cfg["outputs"]["formats"].split(",") if f.strip()]
-    files = []
-    if cfg["outputs"]["plots"] and cfg["scenario"]["kind"] == "closed_loop":
-        files = plot_all(res, out, formats=fmts)
-    if cfg["outputs"]["csv"]:
-        files.append(res.to_csv(out / "result.csv"))
-    print(f"done in {wall:.1f} s wall ({cfg['scenario']['duration'] / wall:.1f}x real time)")
-    if cfg["scenario"]["kind"] == "closed_loop":
-        for k, v in summarize(res).items():
-            unit, _ = METRICS[k]
-            if unit == "m":
-                print(f"  {k:18s} {1e3 * v:12.6g} mm")
-            else:
-                print(f"  {k:18s} {v:12.6g} {unit}")
+    files = _write_outputs(res, out, cfg)
+    duration = cfg["scenario"]["duration"]
+    print(f"done: {duration:g} s simulated in {wall:.1f} s wall ({duration / wall:.1f}x real time)")
+    metrics = res.manifest.get("metrics")
+    if metrics:
+        _print_metrics(metrics)
+    for msg in res.manifest.get("degraded", []):
+        print(f"degraded: {msg}")
     print(
         f"wrote {out / 'result.npz'}, {out / 'manifest.json'}"
         + "".join(f", {p.name}" for p in files)
     )
-    return 0
+    return OK
+
+
+def _write_outputs(res, out, cfg):
+    files = []
+    if cfg["outputs"]["plots"]:
+        from .plots import plot_all
+
+        fmts = [f.strip() for f in cfg["outputs"]["formats"].split(",") if f.strip()]
+        files = list(plot_all(res, out, formats=fmts))
+    if cfg["outputs"]["csv"]:
+        files.append(res.to_csv(out / "result.csv"))
+    return files
 
 
 def _cmd_sweep(args):
-    import pandas as pd
-
-    from .scenario import load_scenario
     from .sweep import load_grid_file, load_samples_file, make_variants, sweep
+    from .units import format_sweep_table
 
-    sc = load_scenario(args.scenario, args.set)
+    sc = _load(args)
     grid = load_grid_file(args.grid) if args.grid else None
     samples = load_samples_file(args.samples) if args.samples else None
-    make_variants(sc, grid, samples=samples, where=args.grid or args.samples)  # errors name it
+    variants = make_variants(sc, grid, samples=samples, where=args.grid or args.samples)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-sweep"
     if args.scheduler:
-        where = args.scheduler
+        where = f"the Dask scheduler {args.scheduler}"
     else:
-        where = f"a local cluster ({args.workers or 'one per CPU'} workers)"
+        where = f"a local Dask cluster of {args.workers or 'one worker per CPU'}" + (
+            " workers" if args.workers else ""
+        )
     T = sc.config["scenario"]["duration"]
-    print(f"sweep of {sc.name!r} ({T:g} s per variant) on {where} -> {out}")
+    log.info("sweep of %r: %d variants of %g s on %s -> %s", sc.name, len(variants), T, where, out)
+    if not args.scheduler:
+        log.info("starting the cluster (its workers load the compiled kernels on first use)")
+    _compile_notice("the sweep (each worker loads them)")
     try:
         df = sweep(
             sc,
@@ -105,15 +198,12 @@ def _cmd_sweep(args):
             scheduler=args.scheduler,
             keep_results=args.keep_results,
             retry_failed=args.retry_failed,
-            progress=not args.quiet,
+            progress=args.verbosity >= 0,
         )
     except KeyboardInterrupt:
-        print(f"interrupted: the completed variants are kept in {out}", file=sys.stderr)
-        return 1
+        return _fail(f"interrupted: the completed variants are kept in {out}", RUN_FAILED)
     info = df.attrs["sweep"]
-    shown = df.drop(columns=["cached", "error"])
-    with pd.option_context("display.width", 250, "display.max_columns", 50):
-        print(shown.to_string(index=False, max_colwidth=48))
+    print(format_sweep_table(df, _metric_units()))
     for vid, err in zip(df["variant"], df["error"], strict=True):
         if isinstance(err, str):
             print(f"variant {vid} failed: {err}")
@@ -121,21 +211,27 @@ def _cmd_sweep(args):
         f"{len(df)} variants: {info['n_run']} run, {info['n_cached']} already stored, "
         f"{info['n_failed']} failed; {info['wall_time']:.1f} s wall"
     )
-    print(f"wrote {out / 'metrics.csv'} and {out / 'variants'}/<id>/metrics.json")
-    return 1 if info["n_failed"] else 0
+    print(f"wrote {out / 'metrics.csv'} (every column, SI units) and {out / 'variants'}/<id>/")
+    return RUN_FAILED if info["n_failed"] else OK
+
+
+def _metric_units():
+    from .metrics import METRICS
+
+    return {name: unit for name, (unit, _) in METRICS.items()}
 
 
 def _cmd_plot(args):
     from .plots import plot_all
     from .results import Results
 
-    res = Results.load(args.result)
     out = Path(args.out) if args.out else Path(args.result)
-    files = plot_all(res, out, formats=args.formats.split(","))
+    res = Results.load(args.result)
+    files = plot_all(res, out, formats=[f.strip() for f in args.formats.split(",") if f.strip()])
     if not files:
-        return _fail(f"{args.result}: no closed-loop series to plot")
+        raise _UserError(f"{args.result}: nothing to plot in this result")
     print("wrote " + ", ".join(str(p) for p in files))
-    return 0
+    return OK
 
 
 def _cmd_demo(args):
@@ -155,31 +251,72 @@ def _cmd_demo(args):
     print("log(T_IE) (Table 1):   ", T_IE.log())
     print("ScLERP halfway [m]:    ", T_IB.sclerp(T_IE, 0.5).translation)
     print("twist seen at E (in E):", frame_change(T_IE.array, [0.0, 0.0, 1.0, 0.1, 0.0, 0.0]))
-    return 0
+    return OK
+
+
+# ------------------------------------------------------------------- parser
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the versions are looked up only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_versions())
+        parser.exit()
+
+
+def _add_common(p):
+    g = p.add_argument_group("output")
+    g.add_argument(
+        "-q",
+        "--quiet",
+        dest="verbosity",
+        action="store_const",
+        const=-1,
+        default=0,
+        help="print only results and errors (no progress)",
+    )
+    g.add_argument(
+        "-v",
+        "--verbose",
+        dest="verbosity",
+        action="store_const",
+        const=1,
+        help="more detail (and the traceback of an unexpected error)",
+    )
+
+
+def _add_overrides(p):
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a value, e.g. --set scenario.duration=5 (repeatable; TOML values)",
+    )
 
 
 def build_parser():
     p = argparse.ArgumentParser(
         prog="dqspace",
         description="Dual-quaternion modelling, simulation and control of space robots.",
+        epilog="Exit status: 0 success, 1 run failed or interrupted, 2 bad input.",
     )
+    p.add_argument("--version", action=_VersionAction, help="print the versions and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     r = sub.add_parser(
         "run",
         help="run a scenario (file or embedded name)",
-        description="Run a scenario and write result.npz, manifest.json, plots.",
+        description="Run a scenario and write result.npz, manifest.json and its figures.",
     )
     r.add_argument("scenario", help="a .toml file or an embedded name (see `dqspace list`)")
     r.add_argument("--out", help="output directory (default runs/<scenario name>)")
-    r.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a value, e.g. --set scenario.duration=5 (repeatable)",
-    )
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_overrides(r)
+    _add_common(r)
     r.set_defaults(func=_cmd_run)
 
     sw = sub.add_parser(
@@ -212,13 +349,7 @@ def build_parser():
         metavar="ADDR",
         help="an existing Dask scheduler (tcp://host:port), or 'synchronous' (no cluster)",
     )
-    sw.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a value of the base scenario (repeatable)",
-    )
+    _add_overrides(sw)
     sw.add_argument(
         "--metrics", help="comma-separated metric names (default: all; see `dqspace run`)"
     )
@@ -226,17 +357,18 @@ def build_parser():
         "--keep-results", action="store_true", help="also store each variant's full result"
     )
     sw.add_argument("--retry-failed", action="store_true", help="rerun stored variants that failed")
-    sw.add_argument("--quiet", action="store_true", help="no progress line")
+    _add_common(sw)
     sw.set_defaults(func=_cmd_sweep)
 
     pl = sub.add_parser(
         "plot",
         help="plot a result directory",
-        description="Write the standard figures of a closed-loop result.",
+        description="Write the standard figures of a result (closed loop or dynamics check).",
     )
     pl.add_argument("result", help="directory holding result.npz and manifest.json")
     pl.add_argument("--out", help="where to write the figures (default: the result dir)")
     pl.add_argument("--formats", default="png,pdf", help="comma-separated: png, pdf")
+    _add_common(pl)
     pl.set_defaults(func=_cmd_plot)
 
     ls = sub.add_parser(
@@ -244,6 +376,7 @@ def build_parser():
         help="list the embedded scenarios",
         description="List the scenarios shipped with dqspace.",
     )
+    _add_common(ls)
     ls.set_defaults(func=_cmd_list)
 
     sh = sub.add_parser(
@@ -252,7 +385,8 @@ def build_parser():
         description="Print a scenario with every default filled in, as TOML.",
     )
     sh.add_argument("scenario")
-    sh.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    _add_overrides(sh)
+    _add_common(sh)
     sh.set_defaults(func=_cmd_show)
 
     d = sub.add_parser(
@@ -260,18 +394,57 @@ def build_parser():
         help="a short tour of the dual-quaternion algebra",
         description="Print a few dual-quaternion computations.",
     )
+    _add_common(d)
     d.set_defaults(func=_cmd_demo)
     return p
 
 
 def main(argv=None):
+    """Run the command line; returns the exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
+    _setup_logging(args.verbosity)
     try:
         return args.func(args)
-    except ValueError as exc:  # bad scenario, bad result directory, bad values
-        return _fail(str(exc).splitlines()[0])
-    except FileNotFoundError as exc:
-        return _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - every error becomes one line and a status
+        code, msg = _classify(exc)
+        if args.verbosity > 0 and code != USER_ERROR:
+            log.exception("traceback:")
+        return _fail(msg, code)
+
+
+def _classify(exc):
+    """(exit status, one-line message) of an exception escaping a command."""
+    from dqspace._numba_cache import BuildLockTimeout
+
+    if isinstance(exc, _UserError):
+        return USER_ERROR, _first_line(exc)
+    if isinstance(exc, BuildLockTimeout):
+        return RUN_FAILED, _first_line(exc)
+    failed = _run_failure(exc)
+    if failed is not None:
+        return RUN_FAILED, failed
+    if isinstance(exc, (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError)):
+        return USER_ERROR, _first_line(exc)
+    if isinstance(exc, PermissionError):
+        return USER_ERROR, f"{exc.filename or ''}: permission denied".lstrip(": ")
+    if isinstance(exc, OSError):  # disk full, file too large, I/O error while writing
+        where = f"{exc.filename}: " if exc.filename else ""
+        return RUN_FAILED, f"{where}{exc.strerror or _first_line(exc)} (while writing results)"
+    return RUN_FAILED, (
+        f"unexpected {type(exc).__name__}: {_first_line(exc)} "
+        f"(a bug? rerun with -v for the traceback and report it)"
+    )
+
+
+def _run_failure(exc):
+    """The one-line report of a run that failed, or None for other exceptions."""
+    runner = sys.modules.get(f"{__package__}.runner")  # not loaded: not a run failure
+    failed = getattr(runner, "RunFailed", None)
+    if failed is None or not isinstance(exc, failed):
+        return None
+    where = f"; partial result kept in {exc.path}" if exc.path else ""
+    hint = f"; likely: {exc.hint}" if exc.hint else ""
+    return f"run failed at t = {exc.t:.3f} s: {exc.cause}{where}{hint}"
 
 
 if __name__ == "__main__":

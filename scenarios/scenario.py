@@ -1,19 +1,39 @@
-"""Loading scenarios: a file path or an embedded name, plus ``--set`` overrides."""
+"""Loading scenarios: a file path or an embedded name, plus ``--set`` overrides.
 
+Besides each key's type and range (:mod:`.schema`), :func:`load_scenario` checks the
+constraints between keys that a run relies on (:func:`_cross_checks`), so that a
+scenario it accepts does not fail later for a reason visible in the file: at least
+one control tick (closed loop) or recorded interval (open loop), periods that are
+whole numbers of integrator steps, faults a run can apply.
+"""
+
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import (
     ScenarioError,
     apply_overrides,
+    did_you_mean,
     dumps_toml,
     embedded_path,
+    embedded_scenarios,
     load_toml,
+    printable,
+    short,
     validate,
 )
 from .schema import SCHEMA
 
-__all__ = ["Scenario", "load_scenario"]
+__all__ = ["Scenario", "load_scenario", "MAX_STEPS_PER_PERIOD", "MAX_SAMPLES", "N_THRUSTERS"]
+
+#: at most this many integrator steps per control (closed loop) or recording period
+MAX_STEPS_PER_PERIOD = 10**6
+#: at most this many recorded samples per run (control ticks, or open-loop outputs)
+MAX_SAMPLES = 10**6
+#: thrusters of the paper's thruster set (``faults[i].thruster`` indexes them)
+N_THRUSTERS = 12
+_PLOT_FORMATS = ("png", "pdf")
 
 
 @dataclass(frozen=True)
@@ -38,6 +58,15 @@ class Scenario:
         return dumps_toml(self.config, SCHEMA)
 
 
+def _scenario_path(name_or_path):
+    p = Path(name_or_path)
+    if p.suffix == ".toml" and not p.exists():
+        raise ScenarioError(
+            f"{printable(p)}: no such scenario file{did_you_mean(p.stem, embedded_scenarios())}"
+        )
+    return p if p.suffix == ".toml" or p.is_file() else embedded_path(str(name_or_path))
+
+
 def load_scenario(name_or_path, overrides=()):
     """Load, override and validate a scenario.
 
@@ -51,47 +80,152 @@ def load_scenario(name_or_path, overrides=()):
     ------
     ScenarioError (a ValueError) naming the file and the key.
     """
-    p = Path(name_or_path)
-    path = p if p.suffix == ".toml" or p.is_file() else embedded_path(str(name_or_path))
+    if isinstance(overrides, str):
+        raise ScenarioError(
+            f"overrides must be a list of 'section.key=value' strings, got the string {overrides!r}"
+        )
+    path = _scenario_path(name_or_path)
     doc = load_toml(path)
-    source = str(path)
+    source = printable(path)
     if overrides:
-        doc = apply_overrides(doc, overrides)
-        source += " (with " + ", ".join(overrides) + ")"
+        doc = apply_overrides(doc, overrides, f"{source}: --set", SCHEMA)
+        source += " (with " + ", ".join(short(o) for o in overrides) + ")"
     cfg = validate(doc, SCHEMA, source)
     _cross_checks(cfg, source)
     return Scenario(cfg, source)
 
 
-def _cross_checks(cfg, source):
-    """Constraints between keys."""
-    dt = cfg["integrator"]["dt"]
-    period = 1.0 / cfg["control"]["rate"]
-    n = period / dt
-    if abs(n - round(n)) > 1e-9 or round(n) < 1:
+# ------------------------------------------------------------ cross-checks
+
+
+def _whole(x):
+    """``round(x)`` if ``x`` is finite and within rounding of an integer, else None."""
+    if not math.isfinite(x):
+        return None
+    n = round(x)
+    return n if abs(x - n) <= max(1e-9, 1e-12 * abs(x)) else None
+
+
+def _per(a, b):
+    """``a / b`` for positive floats, ``inf`` where it overflows."""
+    try:
+        return a / b
+    except (OverflowError, ZeroDivisionError):
+        return math.inf
+
+
+def _check_count(T, rate, source, key, period_name, sample_name):
+    """The duration ``T`` is a whole number (1..MAX_SAMPLES) of periods ``1 / rate``."""
+    count, period = T * rate, _per(1.0, rate)
+    head = f"{source}: scenario.duration = {T} s"
+    if count < 1.0 - 1e-9:
         raise ScenarioError(
-            f"{source}: control.rate = {cfg['control']['rate']} Hz: the control "
-            f"period must be a whole number of integrator.dt = {dt} s steps"
+            f"{head} is shorter than one {period_name} (1/{key} = {period:.6g} s): "
+            f"the run would have no {sample_name}"
         )
-    T = cfg["scenario"]["duration"]
-    if abs(T / period - round(T / period)) > 1e-9:
+    if count > MAX_SAMPLES:
         raise ScenarioError(
-            f"{source}: scenario.duration = {T} s must be a whole number of "
-            f"control periods ({period} s)"
+            f"{head} at {key} = {rate} Hz makes {count:.4g} {sample_name}s, more than "
+            f"the {MAX_SAMPLES} a run may record"
         )
-    tc = cfg["thrusters"]
+    if _whole(count) is None:
+        raise ScenarioError(f"{head} must be a whole number of {period_name}s ({period:.6g} s)")
+
+
+def _check_steps(rate, dt, source, key):
+    """The period ``1 / rate`` is a whole number (1..MAX_STEPS_PER_PERIOD) of steps ``dt``."""
+    steps = _per(1.0, rate * dt) if rate * dt > 0.0 else math.inf
+    period = _per(1.0, rate)
+    if steps > MAX_STEPS_PER_PERIOD:
+        raise ScenarioError(
+            f"{source}: {key} = {rate} Hz: one period ({period:.6g} s) would take "
+            f"{steps:.4g} steps of integrator.dt = {dt} s (at most {MAX_STEPS_PER_PERIOD})"
+        )
+    if steps < 1.0 - 1e-9 or _whole(steps) is None:
+        raise ScenarioError(
+            f"{source}: {key} = {rate} Hz: the period ({period:.6g} s) must be a "
+            f"whole number of integrator.dt = {dt} s steps"
+        )
+
+
+def _check_closed_loop_timing(cfg, source):
+    integ, rate, T = cfg["integrator"], cfg["control"]["rate"], cfg["scenario"]["duration"]
+    if integ["method"] != "rk4":
+        raise ScenarioError(
+            f"{source}: integrator.method = {integ['method']!r} applies to open-loop runs; "
+            f"the closed loop steps RK4 at integrator.dt (method = 'rk4')"
+        )
+    _check_count(T, rate, source, "control.rate", "control period", "control tick")
+    _check_steps(rate, integ["dt"], source, "control.rate")
+
+
+def _check_open_loop_timing(cfg, source):
+    integ, rate, T = cfg["integrator"], cfg["control"]["record_rate"], cfg["scenario"]["duration"]
+    _check_count(T, rate, source, "control.record_rate", "recording period", "recorded interval")
+    if integ["method"] == "rk4":
+        _check_steps(rate, integ["dt"], source, "control.record_rate")
+
+
+def _check_actuators(cfg, source):
+    tc, vc = cfg["thrusters"], cfg["vscmg"]
+    period = _per(1.0, cfg["control"]["rate"])
     if tc["enabled"] and tc["pwm"] and tc["min_impulse_bit"] > tc["max_thrust"] * period:
         raise ScenarioError(
             f"{source}: thrusters.min_impulse_bit = {tc['min_impulse_bit']} N s "
             f"exceeds max_thrust * control period"
         )
-    fmt = [f.strip() for f in cfg["outputs"]["formats"].split(",") if f.strip()]
-    bad = [f for f in fmt if f not in ("png", "pdf")]
-    if bad:
-        raise ScenarioError(f"{source}: outputs.formats: unknown format {bad[0]!r} (png, pdf)")
-    for i, f in enumerate(cfg["faults"]):
-        if f["thruster"] >= 12:
+    if vc["enabled"] and any(g != 0.0 for g in vc["initial_gimbal_deg"]):
+        raise ScenarioError(
+            f"{source}: vscmg.initial_gimbal_deg = {vc['initial_gimbal_deg']}: must be zero "
+            f"in this version (the controller model locks the cluster at zero gimbal angles)"
+        )
+
+
+def _check_faults(cfg, source):
+    faults = cfg["faults"]
+    if faults and cfg["scenario"]["kind"] != "closed_loop":
+        raise ScenarioError(
+            f"{source}: faults[0]: thruster faults apply to closed-loop runs only "
+            f"(scenario.kind = {cfg['scenario']['kind']!r})"
+        )
+    if faults and not cfg["thrusters"]["enabled"]:
+        raise ScenarioError(
+            f"{source}: faults[0]: thruster faults need thrusters (thrusters.enabled = false)"
+        )
+    for i, f in enumerate(faults):
+        if f["thruster"] >= N_THRUSTERS:
             raise ScenarioError(
-                f"{source}: faults[{i}].thruster = {f['thruster']} is out of "
-                f"range (the thruster set has 12 thrusters: 0..11)"
+                f"{source}: faults[{i}].thruster = {f['thruster']} is out of range "
+                f"(the thruster set has {N_THRUSTERS} thrusters: 0..{N_THRUSTERS - 1})"
             )
+        if f["kind"] != "degraded" and f["scale"] != 1.0:
+            raise ScenarioError(
+                f"{source}: faults[{i}].scale = {f['scale']} applies to degraded faults only "
+                f"(kind = {f['kind']!r}; leave scale at 1.0)"
+            )
+
+
+def _check_outputs(cfg, source):
+    out = cfg["outputs"]
+    fmt = [f.strip() for f in out["formats"].split(",") if f.strip()]
+    bad = [f for f in fmt if f not in _PLOT_FORMATS]
+    if bad:
+        raise ScenarioError(
+            f"{source}: outputs.formats: unknown format {bad[0]!r}"
+            f"{did_you_mean(bad[0], _PLOT_FORMATS)} (png, pdf)"
+        )
+    if out["plots"] and not fmt:
+        raise ScenarioError(
+            f"{source}: outputs.formats is empty: give png, pdf or both (or outputs.plots = false)"
+        )
+
+
+def _cross_checks(cfg, source):
+    """Constraints between keys of a validated scenario (raises ScenarioError)."""
+    if cfg["scenario"]["kind"] == "closed_loop":
+        _check_closed_loop_timing(cfg, source)
+        _check_actuators(cfg, source)
+    else:
+        _check_open_loop_timing(cfg, source)
+    _check_faults(cfg, source)
+    _check_outputs(cfg, source)

@@ -4,14 +4,20 @@ and range.  ``dqspace show SCENARIO`` prints a scenario resolved against it."""
 from .config import Field as F
 from .config import Section
 
-__all__ = ["SCHEMA"]
+__all__ = ["SCHEMA", "MIN_STEP"]
 
 _POS = dict(min=0.0, min_inclusive=False)
+#: the smallest integration step [s] a scenario may ask for
+MIN_STEP = 1e-9
 
 SCHEMA = {
     "scenario": Section(
         {
-            "name": F("str", doc="scenario name"),
+            "name": F(
+                "name",
+                doc="scenario name, also the default output directory runs/<name>: ASCII "
+                "letters, digits, '-', '_', '.', not starting with '.', at most 100 characters",
+            ),
             "description": F("str", ""),
             "kind": F(
                 "choice",
@@ -26,12 +32,10 @@ SCHEMA = {
     "integrator": Section(
         {
             "method": F("choice", "rk4", choices=("rk4", "adaptive")),
-            "dt": F(
-                "float", 1e-3, "s", min=0.0, max=0.1, min_inclusive=False, doc="RK4 step (rk4)"
-            ),
+            "dt": F("float", 1e-3, "s", min=MIN_STEP, max=0.1, doc="RK4 step (rk4)"),
             "rtol": F("float", 1e-8, min=0.0, min_inclusive=False, doc="adaptive only"),
             "atol": F("float", 1e-8, min=0.0, min_inclusive=False, doc="adaptive only"),
-            "max_step": F("float", 1e-3, "s", **_POS, doc="adaptive only"),
+            "max_step": F("float", 1e-3, "s", min=MIN_STEP, doc="adaptive only"),
         }
     ),
     "control": Section(
@@ -160,7 +164,14 @@ SCHEMA = {
             "time": F("float", unit="s", min=0.0),
             "thruster": F("int", min=0),
             "kind": F("choice", choices=("failed_off", "stuck_on", "degraded")),
-            "scale": F("float", 1.0, min=0.0, max=1.0, doc="degraded: thrust scale"),
+            "scale": F(
+                "float",
+                1.0,
+                min=0.0,
+                max=1.0,
+                min_inclusive=False,
+                doc="degraded: thrust per unit command, 0 < scale <= 1 (other kinds: 1)",
+            ),
         },
         many=True,
     ),

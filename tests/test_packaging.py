@@ -34,8 +34,25 @@ def test_top_level_layout():
         "LICENSE",
         "docs",
         "benchmarks",
+        "dqspace",  # the package's own __init__ (version) and the numba cache guard
     }
     assert names - allowed <= {"build", "dist", "dqspace.egg-info"}, names - allowed
+
+
+def test_version_is_defined_once_and_printed_by_the_cli():
+    from importlib import metadata
+
+    import dqspace
+
+    assert dqspace.__version__ == metadata.version("dqspace")
+    out = subprocess.run(
+        [sys.executable, "-m", "dqspace.scenarios.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.startswith(f"dqspace {dqspace.__version__}, Python ")
+    assert "numba " in out and "numpy " in out
 
 
 def test_installed_under_the_dqspace_namespace_only():
@@ -73,3 +90,38 @@ def test_ruff_lint_and_format_are_clean():
             [sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True
         )
         assert r.returncode == 0, f"ruff {' '.join(args)}:\n{r.stdout}{r.stderr}"
+
+
+def _tracked(*patterns):
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", *patterns],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [ROOT / f for f in out if (ROOT / f).is_file()]
+
+
+def test_the_project_refers_to_no_file_outside_the_repository():
+    outside = re.compile(r"\.\./shared|\b(DESIGN|STYLE|TESTING)\.md\b")
+    bad = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in _tracked("*.py", "*.md", "*.toml", "*.ipynb", "*.txt", "*.cfg")
+        if p.name != "test_packaging.py"
+        for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert not bad, bad
+
+
+def test_relative_links_in_the_documentation_resolve():
+    link = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+    broken = []
+    for page in _tracked("*.md"):
+        for target in link.findall(page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, broken

@@ -88,7 +88,7 @@ def test_frame_change_commutes_with_bracket(rng):
 
 
 def test_composition_of_frame_changes(rng):
-    """x^c = Ad(q_cb) Ad(q_ba) x^a and q_ca = q_ba o q_cb (the composition rule of docs/conventions.md)."""
+    """x^c = Ad(q_cb) Ad(q_ba) x^a and q_ca = q_ba o q_cb (composition, docs/conventions.md)."""
     q_ba, q_cb = random_pose(rng), random_pose(rng)
     x = rng.normal(size=6)
     two = d.frame_change(q_cb, d.frame_change(q_ba, x))

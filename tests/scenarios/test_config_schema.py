@@ -95,3 +95,44 @@ def test_dumped_toml_reads_back_identically():
     text = dumps_toml(out, SCHEMA)
     assert "# [s]" in text
     assert validate(tomllib.loads(text), SCHEMA, "dumped") == out
+
+
+def test_misspelt_keys_sections_and_choices_get_the_closest_suggestion():
+    cases = [
+        (
+            {"scenario": {"name": "x", "sede": 1}},
+            "scenario.sede: unknown key; did you mean 'seed'?",
+        ),
+        ({"scenario": {"name": "x"}, "gain": {}}, "unknown section [gain]; did you mean 'gains'?"),
+        ({"scenario": {"name": "x"}, "gains": {"law": "pdd"}}, "; did you mean 'pd'?"),
+    ]
+    for doc, needle in cases:
+        with pytest.raises(ScenarioError) as exc:
+            validate(doc, SCHEMA, "f.toml")
+        assert needle in str(exc.value)
+
+
+def test_a_name_field_takes_plain_names_only():
+    schema = {"s": Section({"n": Field("name")})}
+    assert validate({"s": {"n": "a-b_c.1"}}, schema, "f.toml") == {"s": {"n": "a-b_c.1"}}
+    for bad in ["../a", "a/b", ".a", "", "a" * 101, "a\tb"]:
+        with pytest.raises(ScenarioError, match=r"f\.toml: s\.n = .* is not a plain name"):
+            validate({"s": {"n": bad}}, schema, "f.toml")
+
+
+def test_overrides_checked_against_a_schema_name_the_override():
+    with pytest.raises(ScenarioError, match=r"--set 'gains\.kpp=1': gains\.kpp: unknown key; did"):
+        apply_overrides(ok_doc(), ["gains.kpp=1"], schema=SCHEMA)
+    with pytest.raises(ScenarioError, match=r"no entry faults\[1\] \(faults has 1 entry"):
+        apply_overrides(ok_doc(), ["faults[1].time=1"], schema=SCHEMA)
+    doc = apply_overrides(ok_doc(), ['faults=[{time = 2.0, kind = "stuck"}]'], schema=SCHEMA)
+    assert validate(doc, SCHEMA, "f.toml")["faults"] == [{"time": 2.0, "kind": "stuck"}]
+
+
+def test_strings_with_control_characters_read_back_identically():
+    import tomllib
+
+    out = validate(ok_doc(), SCHEMA, "f.toml")
+    out["scenario"]["name"] = 'tab\there "q" \\ \x00\x1f\x7f\r\nend'
+    text = dumps_toml(out, SCHEMA)
+    assert validate(tomllib.loads(text), SCHEMA, "dumped") == out
