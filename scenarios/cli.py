@@ -135,7 +135,8 @@ def _cmd_run(args):
         n = exc.results.manifest.get("n_samples", len(exc.results.t))
         t_end = exc.results.manifest.get("t_end", float("nan"))
         return _fail(
-            f"interrupted at t = {t_end:.3f} s: {n} samples kept in {out} (status 'interrupted')",
+            f"interrupted ({exc.reason}) at t = {t_end:.3f} s: {n} samples kept in {out} "
+            f"(status 'interrupted'; a previous complete result, if any, is in {out}/previous)",
             RUN_FAILED,
         )
     wall = time.perf_counter() - t0
@@ -199,6 +200,7 @@ def _cmd_sweep(args):
             keep_results=args.keep_results,
             retry_failed=args.retry_failed,
             progress=args.verbosity >= 0,
+            security=_security(args),
         )
     except KeyboardInterrupt:
         return _fail(f"interrupted: the completed variants are kept in {out}", RUN_FAILED)
@@ -213,6 +215,26 @@ def _cmd_sweep(args):
     )
     print(f"wrote {out / 'metrics.csv'} (every column, SI units) and {out / 'variants'}/<id>/")
     return RUN_FAILED if info["n_failed"] else OK
+
+
+def _security(args):
+    """A ``distributed.Security`` from the --tls-* options (None: the Dask configuration)."""
+    files = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if not any(files):
+        return None
+    if not all(files):
+        raise _UserError("--tls-ca-file, --tls-cert and --tls-key go together (all three)")
+    for f in files:
+        if not Path(f).is_file():
+            raise _UserError(f"{f}: no such file (TLS credentials)")
+    from distributed.security import Security
+
+    return Security(
+        tls_ca_file=args.tls_ca_file,
+        tls_client_cert=args.tls_cert,
+        tls_client_key=args.tls_key,
+        require_encryption=True,
+    )
 
 
 def _metric_units():
@@ -357,6 +379,12 @@ def build_parser():
         "--keep-results", action="store_true", help="also store each variant's full result"
     )
     sw.add_argument("--retry-failed", action="store_true", help="rerun stored variants that failed")
+    tls = sw.add_argument_group(
+        "TLS (a tls:// scheduler; without these, the Dask configuration's credentials)"
+    )
+    tls.add_argument("--tls-ca-file", metavar="FILE", help="certificate authority (PEM)")
+    tls.add_argument("--tls-cert", metavar="FILE", help="this client's certificate (PEM)")
+    tls.add_argument("--tls-key", metavar="FILE", help="this client's private key (PEM)")
     _add_common(sw)
     sw.set_defaults(func=_cmd_sweep)
 

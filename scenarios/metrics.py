@@ -1,8 +1,39 @@
-"""Figures of merit of a closed-loop run (used by the CLI, the README report and sweeps)."""
+"""Figures of merit of a closed-loop run (used by the CLI, the README report and sweeps),
+and its degradations: ticks where an actuator could not deliver what was asked.
+
+Degradations (:func:`degradations`, recorded by the runner in ``manifest["degraded"]``
+and as events):
+
+- **steering saturation**: the VSCMG steering law's torque error ``|vscmg_torque_err|``
+  exceeds :data:`STEERING_TOL_ABS` + :data:`STEERING_TOL_REL` ``|vscmg_torque_cmd|``
+  (gimbal-rate or wheel-acceleration limits, the singular set); nominal steering leaves
+  errors of ~1e-12 N m;
+- **allocation best effort**: the thrust allocator could not meet the demand
+  (``alloc_status`` best effort or solver error), e.g. every thruster failed or the
+  thrust bounds are too small.
+"""
 
 import numpy as np
 
-__all__ = ["summarize", "METRICS"]
+__all__ = [
+    "summarize",
+    "degradations",
+    "steering_saturated",
+    "alloc_best_effort",
+    "METRICS",
+    "ALLOC_STATUS",
+    "STEERING_TOL_ABS",
+    "STEERING_TOL_REL",
+]
+
+#: the allocator status codes recorded in ``alloc_status`` (``AllocationStatus`` order;
+#: -1: no thrusters)
+ALLOC_STATUS = ("optimal", "inaccurate", "best_effort", "solver_error")
+_SHORT = (ALLOC_STATUS.index("best_effort"), ALLOC_STATUS.index("solver_error"))
+
+#: [N m] and [-]: steering torque error above ``ABS + REL * |torque asked|`` is saturation
+STEERING_TOL_ABS, STEERING_TOL_REL = 1e-3, 1e-2
+_MAX_EPISODES = 20  # events listed per kind of degradation
 
 #: name -> (unit, description)
 METRICS = {
@@ -15,7 +46,31 @@ METRICS = {
     "vscmg_effort": ("rad", "integral of |gimbal rate| summed over the gimbals"),
     "min_det_GGt": ("-", "smallest singularity measure det(G G^T)"),
     "alloc_not_optimal": ("-", "control ticks whose allocation was not optimal"),
+    "alloc_best_effort_ticks": (
+        "-",
+        "control ticks whose thrust allocation could not meet the demand (best effort)",
+    ),
+    "steering_saturated_ticks": (
+        "-",
+        "control ticks whose VSCMG steering torque error exceeded the tolerance",
+    ),
 }
+
+
+def steering_saturated(res):
+    """(N,) bool: ticks whose steering torque error exceeds the tolerance (module doc)."""
+    if "vscmg_torque_err" not in res:
+        return np.zeros(len(res.t), bool)
+    err = np.linalg.norm(res["vscmg_torque_err"], axis=1)
+    asked = np.linalg.norm(res["vscmg_torque_cmd"], axis=1) if "vscmg_torque_cmd" in res else 0.0
+    return err > STEERING_TOL_ABS + STEERING_TOL_REL * asked
+
+
+def alloc_best_effort(res):
+    """(N,) bool: ticks whose allocation fell short of the demand."""
+    if "alloc_status" not in res:
+        return np.zeros(len(res.t), bool)
+    return np.isin(res["alloc_status"], _SHORT)
 
 
 def summarize(res, transient=2.0):
@@ -36,4 +91,67 @@ def summarize(res, transient=2.0):
     det = res["det_GGt"]
     out["min_det_GGt"] = float(np.nanmin(det)) if np.isfinite(det).any() else float("nan")
     out["alloc_not_optimal"] = float(np.sum(res["alloc_status"] > 0))
+    out["alloc_best_effort_ticks"] = float(alloc_best_effort(res).sum())
+    out["steering_saturated_ticks"] = float(steering_saturated(res).sum())
     return out
+
+
+def _episodes(mask):
+    """``[(first, last), ...]`` index ranges where ``mask`` is True."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    return list(zip(edges[::2], edges[1::2] - 1, strict=True))
+
+
+def _report(t, mask, peak, event, what, peak_name, unit):
+    if not mask.any():
+        return [], []
+    eps = _episodes(mask)
+    first = t[eps[0][0]]
+    msg = (
+        f"{what} on {int(mask.sum())} of {len(t)} control ticks, from t = {first:.3f} s "
+        f"({len(eps)} episode{'s' * (len(eps) > 1)}"
+    )
+    if peak is not None:
+        msg += f"; {peak_name} up to {peak[mask].max():.4g} {unit}"
+    events = []
+    for a, b in eps[:_MAX_EPISODES]:
+        ev = {"t": float(t[a]), "event": event, "until": float(t[b]), "ticks": int(b - a + 1)}
+        if peak is not None:
+            ev[peak_name] = float(peak[a : b + 1].max())
+        events.append(ev)
+    if len(eps) > _MAX_EPISODES:
+        events.append(
+            {"t": float(t[eps[_MAX_EPISODES][0]]), "event": f"{event}: further episodes not listed"}
+        )
+    return [msg + ")"], events
+
+
+def degradations(res):
+    """``(messages, events)`` of a closed-loop Results: one line per kind of degradation
+    (empty when none, see the module docstring) and one event per episode."""
+    t = res.t
+    msgs, events = [], []
+    err = np.linalg.norm(res["vscmg_torque_err"], axis=1) if "vscmg_torque_err" in res else None
+    for m, e in (
+        _report(
+            t,
+            steering_saturated(res),
+            err,
+            "steering saturated",
+            "VSCMG steering saturated (torque not delivered)",
+            "torque_error",
+            "N m",
+        ),
+        _report(
+            t,
+            alloc_best_effort(res),
+            None,
+            "allocation best effort",
+            "thruster allocation could not meet the force demand (best effort)",
+            "",
+            "",
+        ),
+    ):
+        msgs += m
+        events += e
+    return msgs, events

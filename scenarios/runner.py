@@ -17,15 +17,55 @@ Closed loop (``scenario.kind = "closed_loop"``), at every control tick (default
    evaluated by :func:`dqspace.scenarios._inputs.closed_loop_inputs`.
 
 Open loop (``"open_loop"``): the base receives ``sin(w t) [force, torque]``
-(the paper's dynamics check, eq. 50), integrated with RK4 or adaptively.
+(the paper's dynamics check, eq. 50), integrated with RK4 or adaptively, in chunks of
+``outputs.checkpoint_every`` simulated seconds.
 
-Results are checkpointed atomically every ``outputs.checkpoint_every``
-simulated seconds; a run interrupted with Ctrl-C (or failing) keeps what it
-had computed, marked ``"interrupted"`` (``"failed"``).
+**Before simulating**, :func:`run` checks and locks ``out`` (:class:`OutputError`,
+:class:`OutputLocked`), and estimates the bytes the run will record (rows = duration x
+recording rate, times the series' sizes): above the limit (``max_bytes``, else the
+environment variable ``DQSPACE_MAX_RESULT_BYTES``, else min(8 GiB, half the physical
+memory)) it raises :class:`RunTooLarge`; with ``out``, it also needs twice that on disk.
+
+**During the run**, every ``outputs.checkpoint_every`` simulated seconds, the rows
+recorded since the last checkpoint are appended to ``<out>/.partial/`` (linear in the
+run's length); the committed result in ``out`` is not touched until the run stops (see
+:mod:`dqspace.scenarios.results` for what is kept where).  Progress: a bar on a
+terminal; otherwise INFO lines through :mod:`logging` (logger ``"dqspace.run"``) every
+10 % of the run (at most one per 2 s of wall time, at least one per 30 s).
+
+**How a run ends**:
+
+- complete: the result is committed (status ``"complete"``);
+- Ctrl-C, or SIGTERM (handled like Ctrl-C while :func:`run` runs in the main thread;
+  the previous handler is restored after): :class:`RunInterrupted`, the partial result
+  committed as ``"interrupted"``;
+- divergence (the integration or a controller output turns non-finite, a singular
+  matrix): :class:`RunFailed` with the time, the cause and likely reasons, the partial
+  result committed as ``"failed"``;
+- the results cannot be written (disk full, quota, file-size limit): :class:`RunFailed`;
+  the committed result of the run before stays as it was;
+- any other exception: the partial result committed as ``"failed"``, the exception
+  re-raised unchanged.
+
+The manifest also records the metrics (closed loop), ``degraded`` (one line per
+degradation: VSCMG steering saturation, thrust allocation falling short; events mark when
+each began), ``wall_time`` [s], ``real_time_factor``, ``python``, ``dependencies`` and
+``machine``.
 """
 
+import contextlib
+import functools
+import logging
+import math
+import os
+import platform
+import re
+import signal
+import socket
 import sys
+import threading
 import time
+from importlib import metadata
 
 import numpy as np
 
@@ -33,51 +73,155 @@ from dqspace.actuators import AllocationStatus, steer
 from dqspace.control import State
 from dqspace.dq import dq_conj, dq_log, dq_mul, translation_from_dq
 from dqspace.multibody import (
+    IntegrationError,
     frame_pose,
-    models,
     simulate_adaptive,
     simulate_compiled,
 )
 
 from . import _inputs
-from .results import Results, SeriesInfo, package_version
+from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
+from .metrics import ALLOC_STATUS, degradations, summarize
+from .results import OutputError, OutputLocked, Results, ResultWriter, SeriesInfo, package_version
+from .storage import MANIFEST, PARTIAL, format_bytes
 from .system import build_system, thruster_faults
 
-__all__ = ["run", "RunInterrupted"]
+__all__ = [
+    "run",
+    "RunInterrupted",
+    "RunFailed",
+    "RunTooLarge",
+    "OutputError",
+    "OutputLocked",
+    "DEFAULT_MAX_BYTES",
+]
 
-_ALLOC_CODE = {s: i for i, s in enumerate(AllocationStatus)}
+log = logging.getLogger("dqspace.run")
+
+_ALLOC_CODE = {s: ALLOC_STATUS.index(s.value) for s in AllocationStatus}
+
+#: [bytes] the default cap on what a run records (also at most half the physical memory)
+DEFAULT_MAX_BYTES = 8 << 30
+_ENV_MAX = "DQSPACE_MAX_RESULT_BYTES"
+_DEPENDENCIES = ("numpy", "numba", "scipy", "cvxpy")
+_LOG_STEP, _LOG_MIN_WALL, _LOG_MAX_WALL = 10, 2.0, 30.0  # [%], [s], [s]
+_DIVERGED_HINT = (
+    "gains too high for the control rate or the integrator step, integrator.dt too large, "
+    "or actuator limits (thrust, gimbal rate, wheel acceleration) too tight"
+)
+_WRITE_HINT = (
+    "the disk is full, a quota or file-size limit was reached, or the output directory "
+    "stopped being writable"
+)
+_NO_THRUSTER = "no working thruster"
+#: exceptions that mean the simulation diverged (not a bug in the code)
+_NUMERIC = (IntegrationError, FloatingPointError, OverflowError, np.linalg.LinAlgError)
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run; ``results`` holds what was computed (also saved if ``out``)."""
+    """Ctrl-C or SIGTERM during a run.
 
-    def __init__(self, results):
-        super().__init__("run interrupted")
-        self.results = results
+    Attributes
+    ----------
+    results : Results, what was computed (status ``"interrupted"``)
+    path : Path or None, the directory it was saved in
+    reason : ``"Ctrl-C"`` or ``"SIGTERM"``
+    """
+
+    def __init__(self, results, path=None, reason="Ctrl-C"):
+        super().__init__(f"run interrupted ({reason})")
+        self.results, self.path, self.reason = results, path, reason
+
+
+class RunFailed(RuntimeError):
+    """A run that could not go on: the simulation diverged, or its results could not be
+    written.
+
+    Attributes
+    ----------
+    t : float, simulated time [s] of the last control tick (or record) reached
+    cause : str, the original error (``"IntegrationError: state turned non-finite ..."``)
+    path : Path or None, where the partial result is (``Results.load(path)``)
+    hint : str, likely causes
+    results : Results or None, what was computed (status ``"failed"``)
+    """
+
+    def __init__(self, t, cause, *, path=None, hint="", results=None):
+        self.t, self.cause, self.path, self.hint, self.results = (
+            float(t),
+            cause,
+            path,
+            hint,
+            results,
+        )
+        text = f"run failed at t = {self.t:.3f} s: {cause}"
+        if path is not None:
+            text += f"; partial result kept in {path}"
+        if hint:
+            text += f"; likely: {hint}"
+        super().__init__(text)
+
+
+class RunTooLarge(ValueError):
+    """A run would record more than the limit; nothing was simulated or allocated.
+
+    Attributes
+    ----------
+    nbytes : int, the estimate [bytes]
+    limit : int [bytes]
+    """
+
+    def __init__(self, message, nbytes, limit):
+        super().__init__(message)
+        self.nbytes, self.limit = nbytes, limit
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM received during :func:`run`."""
+
+
+class _WriteFailed(Exception):
+    """A checkpoint could not be written (its OSError is the ``__cause__``)."""
+
+
+# ------------------------------------------------------------------ helpers
 
 
 class _Progress:
-    """A one-line progress bar on stderr (only on a terminal)."""
+    """A one-line bar on a terminal, else INFO lines through ``logging`` ("dqspace.run")."""
 
     def __init__(self, total, enabled):
-        self.total, self.enabled = total, enabled and sys.stderr.isatty()
-        self.t0 = time.perf_counter()
-        self.last = -1
+        self.total, self.enabled = total, enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.t0 = self.logged_at = time.perf_counter()
+        self.last, self.logged_pct = -1, 0
 
     def update(self, t):
         if not self.enabled:
             return
-        pct = int(100 * t / self.total)
-        if pct != self.last:
-            self.last = pct
-            el = time.perf_counter() - self.t0
-            bar = "#" * (pct // 4) + "." * (25 - pct // 4)
-            sys.stderr.write(f"\r[{bar}] {pct:3d}%  t = {t:6.2f} s  ({el:5.1f} s wall)")
-            sys.stderr.flush()
+        pct = min(100, int(100 * t / self.total)) if self.total > 0 else 100
+        now = time.perf_counter()
+        el = now - self.t0
+        if self.tty:
+            if pct != self.last:
+                self.last = pct
+                bar = "#" * (pct // 4) + "." * (25 - pct // 4)
+                sys.stderr.write(f"\r[{bar}] {pct:3d}%  t = {t:6.2f} s  ({el:5.1f} s wall)")
+                sys.stderr.flush()
+            return
+        since = now - self.logged_at
+        step = pct >= self.logged_pct + _LOG_STEP and since >= _LOG_MIN_WALL
+        if step or since >= _LOG_MAX_WALL:
+            self.logged_pct, self.logged_at = pct - pct % _LOG_STEP, now
+            rate = f", {t / el:.1f}x real time" if el > 0 else ""
+            log.info(
+                "t = %.2f of %.2f s simulated (%d%%), %.1f s wall%s", t, self.total, pct, el, rate
+            )
 
     def close(self):
-        if self.enabled:
+        if self.tty:
             sys.stderr.write("\n")
+            self.tty = False
 
 
 class _Recorder:
@@ -95,108 +239,361 @@ class _Recorder:
             self.data[k][i] = x
         self.n += 1
 
+    def add_rows(self, m, **blocks):
+        i = self.n
+        for k, x in blocks.items():
+            self.data[k][i : i + m] = x
+        self.n += m
+
     def results(self, status, message=""):
-        data = {k: v[: self.n].copy() for k, v in self.data.items()}
+        data = {k: v[: self.n] for k, v in self.data.items()}
         m = dict(self.manifest, status=status, message=message)
+        m["events"] = list(m.get("events", []))
         return Results(data, self.info, m)
 
 
-def _checkpoint(rec, out, status="running", message=""):
-    res = rec.results(status, message)
-    if out is not None:
-        res.save(out)
-    return res
+def _parse_bytes(text):
+    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)(?:i?B)?\s*", text)
+    if not m:
+        raise ValueError(
+            f"{_ENV_MAX} = {text!r}: expected a number of bytes, e.g. 4000000000, 512M, 16G"
+        )
+    return int(float(m[1]) * 1024 ** "_KMGT".index((m[2] or "_").upper()))
 
 
-def run(scenario, out=None, *, progress=True):
+def _limit(max_bytes):
+    """``(limit [bytes], where it comes from)``."""
+    if max_bytes is not None:
+        return int(max_bytes), "max_bytes"
+    env = os.environ.get(_ENV_MAX, "").strip()
+    if env:
+        return _parse_bytes(env), _ENV_MAX
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if phys > 0 and phys // 2 < DEFAULT_MAX_BYTES:
+            return phys // 2, "half the physical memory"
+    return DEFAULT_MAX_BYTES, "the default"
+
+
+def _check_size(cfg, rows, spec, rate, max_bytes):
+    """The bytes a run records; RunTooLarge above the limit."""
+    row_bytes = 8 * sum(math.prod(v[0]) for v in spec.values())
+    nbytes = rows * row_bytes
+    limit, where = _limit(max_bytes)
+    if nbytes > limit:
+        T = cfg["scenario"]["duration"]
+        raise RunTooLarge(
+            f"scenario.duration = {T:g} s recorded at {rate:g} Hz is {rows:,} samples of "
+            f"{row_bytes} bytes, about {format_bytes(nbytes)}: more than the limit of "
+            f"{format_bytes(limit)} ({where}); shorten scenario.duration, record less often, "
+            f"or raise the limit (run(..., max_bytes=...) or {_ENV_MAX})",
+            nbytes,
+            limit,
+        )
+    return nbytes
+
+
+@functools.lru_cache(maxsize=1)
+def _environment():
+    deps = {}
+    for name in _DEPENDENCIES:
+        try:
+            deps[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            deps[name] = None
+    return {
+        "python": platform.python_version(),
+        "dependencies": deps,
+        "machine": {
+            "arch": platform.machine(),
+            "processor": _cpu_model(),
+            "cpu_count": os.cpu_count(),
+            "hostname": socket.gethostname(),
+            "platform": platform.platform(),
+        },
+    }
+
+
+def _cpu_model():
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return platform.processor() or None
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """Handle SIGTERM like Ctrl-C while inside (main thread only; elsewhere a no-op).
+
+    Yields a dict whose ``"armed"`` entry, while True, makes SIGTERM raise
+    :class:`_Terminated` (once).  A SIGTERM while disarmed (the result being saved) is
+    held and delivered to the previous handler on exit, unless one already interrupted
+    the run.
+    """
+    state = {"armed": False, "fired": False, "pending": False}
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def handler(signum, frame):
+        if state["armed"]:
+            state["armed"], state["fired"] = False, True
+            raise _Terminated
+        state["pending"] = not state["fired"]
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if old is None else old)
+        if state["pending"]:
+            signal.raise_signal(signal.SIGTERM)
+
+
+# ------------------------------------------------------------------ run
+
+
+def run(scenario, out=None, *, progress=True, max_bytes=None):
     """Run a resolved scenario (see :func:`dqspace.scenarios.load_scenario`).
 
     Parameters
     ----------
     scenario : Scenario (or its resolved dict)
     out : directory for ``result.npz`` + ``manifest.json`` (and plots); None: in memory
-    progress : show a progress bar on a terminal
+    progress : show progress (a bar on a terminal, else log lines)
+    max_bytes : int, optional, the most a run may record [bytes] (see the module
+        docstring for the default)
 
     Returns
     -------
-    Results
+    Results (status ``"complete"``)
+
+    Raises
+    ------
+    OutputError, OutputLocked : ``out`` cannot be written, or another run writes it
+        (before anything is simulated)
+    RunTooLarge : the run would record more than the limit (before anything is simulated)
+    RunInterrupted : Ctrl-C or SIGTERM; the partial result is kept
+    RunFailed : divergence, or the results could not be written
     """
+    t_wall = time.perf_counter()
     cfg = scenario.config if hasattr(scenario, "config") else scenario
     manifest = {
         "scenario": cfg,
         "seed": cfg["scenario"]["seed"],
         "package_version": package_version(),
         "source": getattr(scenario, "source", None),
+        "events": [],
     }
-    if cfg["scenario"]["kind"] == "open_loop":
-        return _run_open_loop(cfg, out, manifest, progress)
-    return _run_closed_loop(cfg, out, manifest, progress)
+    with contextlib.ExitStack() as stack:
+        writer = None
+        if out is not None:
+            writer = stack.enter_context(ResultWriter(out, f"run of {cfg['scenario']['name']}"))
+        sim = _OpenLoop(cfg) if cfg["scenario"]["kind"] == "open_loop" else _ClosedLoop(cfg)
+        nbytes = _check_size(cfg, sim.rows, sim.spec, sim.rate, max_bytes)
+        if writer is not None:
+            writer.check_space(2 * nbytes, f"this run ({sim.rows:,} samples)")
+        rec = _Recorder(sim.rows, sim.spec, manifest)
+        if writer is not None:
+            writer.start(rec.data, rec.info, rec.manifest)
+        sigterm = stack.enter_context(_sigterm_interrupts())
+        return _drive(sim, rec, writer, progress, t_wall, sigterm)
+
+
+def _drive(sim, rec, writer, progress, t_wall, sigterm):
+    bar = _Progress(sim.duration, progress)
+
+    def checkpoint():
+        if writer is not None:
+            try:
+                writer.checkpoint(rec.n, rec.manifest)
+            except OSError as exc:
+                raise _WriteFailed from exc
+
+    try:
+        sigterm["armed"] = True
+        try:
+            sim.simulate(rec, checkpoint, bar)
+        finally:
+            sigterm["armed"] = False
+    except KeyboardInterrupt as exc:
+        bar.close()
+        reason = "SIGTERM" if isinstance(exc, _Terminated) else "Ctrl-C"
+        res, path = _end(sim, rec, writer, "interrupted", f"interrupted ({reason})", t_wall)
+        raise RunInterrupted(res, path, reason) from None
+    except _WriteFailed as exc:
+        bar.close()
+        err = exc.__cause__
+        cause = f"could not write the checkpoint ({type(err).__name__}: {err})"
+        res = _annotate(sim, rec.results("failed", cause), t_wall)
+        writer.mark(rec.manifest, "failed", cause)
+        raise RunFailed(
+            sim.t, cause, path=_partial_path(writer), hint=_WRITE_HINT, results=res
+        ) from err
+    except _NUMERIC as exc:
+        bar.close()
+        cause = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        res, path = _end(sim, rec, writer, "failed", cause, t_wall)
+        raise RunFailed(sim.t, cause, path=path, hint=_DIVERGED_HINT, results=res) from exc
+    except Exception as exc:
+        bar.close()
+        _end(sim, rec, writer, "failed", f"{type(exc).__name__}: {exc}", t_wall)
+        raise
+    bar.close()
+    return _end(sim, rec, writer, "complete", "", t_wall)[0]
+
+
+def _partial_path(writer):
+    """``out`` if its checkpoint is there to be loaded (``Results.load(out)``), else None."""
+    if writer is not None and (writer.path / PARTIAL / MANIFEST).is_file():
+        return writer.path
+    return None
+
+
+def _end(sim, rec, writer, status, message, t_wall):
+    """Commit the run's result; returns ``(Results, path or None)``."""
+    res = _annotate(sim, rec.results(status, message), t_wall)
+    if writer is None:
+        return res, None
+    try:
+        writer.finish(res)
+    except OSError as exc:
+        note = f"the result could not be saved ({type(exc).__name__}: {exc})"
+        writer.mark(res.manifest, "failed", f"{message}; {note}" if message else note)
+        raise RunFailed(
+            sim.t, note, path=_partial_path(writer), hint=_WRITE_HINT, results=res
+        ) from exc
+    return res, writer.path
+
+
+def _annotate(sim, res, t_wall):
+    """Add metrics, degradations, timing and the environment to ``res.manifest``."""
+    m = res.manifest
+    n = len(res.t)
+    m["metrics"], m["degraded"] = {}, []
+    if sim.closed and n:
+        m["metrics"] = summarize(res)
+        messages, events = degradations(res)
+        dead = [e["t"] for e in m["events"] if e["event"] == _NO_THRUSTER]
+        if dead:
+            messages.insert(0, f"every thruster has failed from t = {dead[0]:.3f} s")
+        m["degraded"] = messages
+        m["events"] = sorted(m["events"] + events, key=lambda e: e["t"])
+    wall = time.perf_counter() - t_wall
+    t_end = float(res.t[-1]) if n else 0.0
+    m["wall_time"] = wall
+    m["real_time_factor"] = t_end / wall if wall > 0 else None
+    m.update(_environment())
+    return res
 
 
 # ----------------------------------------------------------------- open loop
 
+#: open-loop runs up to this duration [s] record the independent reference of the
+#: dynamics check (``ee_ref_I``); longer ones leave it to the figure
+REFERENCE_MAX_DURATION = 100.0
 
-def _run_open_loop(cfg, out, manifest, progress):
-    model = models.space_manipulator()
-    ol = cfg["open_loop"]
-    T = cfg["scenario"]["duration"]
-    rate = cfg["control"]["record_rate"]
-    n = int(round(T * rate))
-    t_eval = np.linspace(0.0, T, n + 1)
-    q0, v0 = model.neutral_configuration(), np.zeros(model.nv)
-    params = np.array(
-        [ol["frequency"], *ol["base_torque_amplitude"], *ol["base_force_amplitude"]], float
-    )
-    integ = cfg["integrator"]
-    if integ["method"] == "adaptive":
 
-        def u(t):
-            tau = np.zeros(model.nv)
-            tau[:6] = np.sin(params[0] * t) * params[1:]
-            return tau
+class _OpenLoop:
+    """The dynamics check: ``sin(w t) [force, torque]`` on the base, simulated in chunks."""
 
-        tr = simulate_adaptive(
-            model,
-            q0,
-            v0,
-            (0.0, T),
-            inputs=u,
-            t_eval=t_eval,
-            rtol=integ["rtol"],
-            atol=integ["atol"],
-            max_step=integ["max_step"],
+    closed = False
+
+    def __init__(self, cfg):
+        model = self.model = open_loop_model(cfg)
+        ol = cfg["open_loop"]
+        self.cfg = cfg
+        self.duration = T = cfg["scenario"]["duration"]
+        self.rate = rate = cfg["control"]["record_rate"]
+        self.n = int(round(T * rate))
+        self.rows = self.n + 1
+        self.t = 0.0
+        self.params = np.array(
+            [ol["frequency"], *ol["base_torque_amplitude"], *ol["base_force_amplitude"]], float
         )
-    else:
+        self.chunk = max(1, int(round(cfg["outputs"]["checkpoint_every"] * rate)))
+        self.spec = {
+            "t": ((), "s"),
+            "q": ((model.nq,), "-", (), "configuration (base pose, joint angles [rad])"),
+            "v": ((model.nv,), "-", (), "velocity (base twist [rad/s, m/s], joint rates)"),
+            "ee_pos_I": ((3,), "m", ("x", "y", "z"), "end-effector position, inertial frame"),
+            "base_pos_I": ((3,), "m", ("x", "y", "z"), "base position, inertial frame"),
+        }
+        self.ee_ref = None
+        if T <= REFERENCE_MAX_DURATION:  # longer: the figure computes it when drawn
+            self.spec["ee_ref_I"] = (
+                (3,),
+                "m",
+                ("x", "y", "z"),
+                f"end-effector position, independent reference ({REFERENCE_METHOD})",
+            )
+
+    def _add(self, rec, t, Q, V):
+        ee = np.array([translation_from_dq(frame_pose(self.model, q, "ee")) for q in Q])
+        base = np.array([translation_from_dq(q[:8]) for q in Q])
+        extra = {}
+        if "ee_ref_I" in self.spec:
+            if self.ee_ref is None:  # once, on the whole record grid (~0.05 s per s simulated)
+                grid = np.linspace(0.0, self.duration, self.n + 1)
+                self.ee_ref = reference_ee_positions(self.cfg, grid)
+            k = rec.n
+            extra["ee_ref_I"] = self.ee_ref[k : k + len(t)]
+        rec.add_rows(len(t), t=t, q=Q, v=V, ee_pos_I=ee, base_pos_I=base, **extra)
+
+    def _segment(self, q, v, k, m):
+        """States at records ``k + 1 .. k + m`` from the state ``(q, v)`` at record ``k``."""
+        model, integ, rate = self.model, self.cfg["integrator"], self.rate
+        if integ["method"] == "adaptive":
+            params = self.params
+
+            def u(t):
+                tau = np.zeros(model.nv)
+                tau[:6] = np.sin(params[0] * t) * params[1:]
+                return tau
+
+            t_eval = np.linspace(0.0, self.duration, self.n + 1)[k : k + m + 1]
+            tr = simulate_adaptive(
+                model,
+                q,
+                v,
+                (t_eval[0], t_eval[-1]),
+                inputs=u,
+                t_eval=t_eval,
+                rtol=integ["rtol"],
+                atol=integ["atol"],
+                max_step=integ["max_step"],
+            )
+            return tr.t[1:], tr.q[1:], tr.v[1:]
         dt = integ["dt"]
         every = int(round(1.0 / (rate * dt)))
         tr = simulate_compiled(
             model,
-            q0,
-            v0,
+            q,
+            v,
             dt=dt,
-            n_steps=every * n,
+            n_steps=every * m,
+            t0=(k * every) * dt,
             inputs=_inputs.open_loop_inputs,
-            params=params,
+            params=self.params,
             record_every=every,
         )
-    ee = np.array([translation_from_dq(frame_pose(model, q, "ee")) for q in tr.q])
-    spec = {
-        "t": ((), "s"),
-        "q": ((model.nq,), "-", (), "configuration (base pose, joint angles [rad])"),
-        "v": ((model.nv,), "-", (), "velocity (base twist [rad/s, m/s], joint rates)"),
-        "ee_pos_I": ((3,), "m", ("x", "y", "z"), "end-effector position, inertial frame"),
-        "base_pos_I": ((3,), "m", ("x", "y", "z"), "base position, inertial frame"),
-    }
-    rec = _Recorder(len(tr.t), spec, manifest)
-    for i in range(len(tr.t)):
-        rec.add(
-            t=tr.t[i],
-            q=tr.q[i],
-            v=tr.v[i],
-            ee_pos_I=ee[i],
-            base_pos_I=translation_from_dq(tr.q[i, :8]),
-        )
-    return _checkpoint(rec, out, "complete")
+        return np.arange(k + 1, k + m + 1) * every * dt, tr.q[1:], tr.v[1:]
+
+    def simulate(self, rec, checkpoint, bar):
+        q, v = self.model.neutral_configuration(), np.zeros(self.model.nv)
+        self._add(rec, np.zeros(1), q[None], v[None])
+        k = 0
+        while k < self.n:
+            m = min(self.chunk, self.n - k)
+            t, Q, V = self._segment(q, v, k, m)
+            self._add(rec, t, Q, V)
+            q, v, k = Q[-1], V[-1], k + m
+            self.t = float(t[-1])
+            bar.update(self.t)
+            if k < self.n:
+                checkpoint()
 
 
 # --------------------------------------------------------------- closed loop
@@ -239,38 +636,46 @@ def _series(sys_, K, S):
     }
 
 
-def _run_closed_loop(cfg, out, manifest, progress):
-    sy = build_system(cfg)
-    plant, cm, ts = sy.plant, sy.cluster_model, sy.thrusters
-    K = cm.cluster.K if cm is not None else 0
-    S = ts.n if ts is not None else 0
-    dt = cfg["integrator"]["dt"]
-    period = 1.0 / cfg["control"]["rate"]
-    steps = int(round(period / dt))
-    T = cfg["scenario"]["duration"]
-    n_ticks = int(round(T / period))
-    layout = _inputs.Layout(plant.nv, S, K)
-    params = np.zeros(layout.size)
-    rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
-    dist = cfg["disturbance"]
-    faults = sorted(cfg["faults"], key=lambda f: f["time"])
-    health = ts
-    firing = sy.modulator.initial_state() if sy.modulator is not None else None
-    carry = None
-    k_g = cfg["vscmg"]["servo_bandwidth"]
-    rec = _Recorder(n_ticks + 1, _series(sy, K, S), manifest)
-    rec.manifest = dict(manifest, events=[])
-    every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
-    bar = _Progress(T, progress)
-    q, v = sy.q0.copy(), sy.v0.copy()
-    dq_I0 = q[:8].copy()
-    r_I0 = translation_from_dq(dq_I0)
-    nq_c, nv_c = sy.controller_model.nq, sy.controller_model.nv
-    status, message = "complete", ""
-    use_ff = cfg["base_controller"]["feedforward"]
-    try:
-        for tick in range(n_ticks + 1):
-            t = tick * period
+class _ClosedLoop:
+    """The closed loop of the module docstring, one control tick at a time."""
+
+    closed = True
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.sy = sy = build_system(cfg)
+        self.K = sy.cluster_model.cluster.K if sy.cluster_model is not None else 0
+        self.S = sy.thrusters.n if sy.thrusters is not None else 0
+        self.rate = cfg["control"]["rate"]
+        self.period = 1.0 / self.rate
+        self.duration = T = cfg["scenario"]["duration"]
+        self.n_ticks = int(round(T / self.period))
+        self.rows = self.n_ticks + 1
+        self.spec = _series(sy, self.K, self.S)
+        self.t = 0.0
+
+    def simulate(self, rec, checkpoint, bar):
+        cfg, sy, K, S, period = self.cfg, self.sy, self.K, self.S, self.period
+        plant, cm, ts = sy.plant, sy.cluster_model, sy.thrusters
+        dt = cfg["integrator"]["dt"]
+        steps = int(round(period / dt))
+        layout = _inputs.Layout(plant.nv, S, K)
+        params = np.zeros(layout.size)
+        rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
+        dist = cfg["disturbance"]
+        faults = sorted(cfg["faults"], key=lambda f: f["time"])
+        health = ts
+        firing = sy.modulator.initial_state() if sy.modulator is not None else None
+        carry = None
+        k_g = cfg["vscmg"]["servo_bandwidth"]
+        every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
+        q, v = sy.q0.copy(), sy.v0.copy()
+        dq_I0 = q[:8].copy()
+        r_I0 = translation_from_dq(dq_I0)
+        nq_c, nv_c = sy.controller_model.nq, sy.controller_model.nv
+        use_ff = cfg["base_controller"]["feedforward"]
+        for tick in range(self.n_ticks + 1):
+            t = self.t = tick * period
             # ---- measurements and controllers (controller model: base + arm)
             st = State(q[:nq_c].copy(), v[:nv_c].copy())
             ref = sy.trajectory(t)
@@ -280,11 +685,14 @@ def _run_closed_loop(cfg, out, manifest, progress):
             # (zero when the base holds; essential for a light or uncontrolled base)
             arm_tau, _ = sy.arm.torque(st, arm_cmd.acc, base_force=base_cmd.generalized_force)
             wrench = base_cmd.wrench
+            _finite(t, base_wrench=wrench, arm_torque=arm_tau)
             # ---- thrusters (faults take effect from the first tick at or after their time)
             while faults and faults[0]["time"] <= t + 1e-9:
                 f = faults.pop(0)
                 health = thruster_faults(health, f)
                 rec.manifest["events"].append({"t": t, "event": "thruster fault", **f})
+                if not np.any(health.delivered_thrust(health.sigma_max) > off_level(health)):
+                    rec.manifest["events"].append({"t": t, "event": _NO_THRUSTER})
             sigma, n_on, on_lv, off_lv = np.zeros(S), np.zeros(S), np.zeros(S), np.zeros(S)
             alloc_code = -1
             w_thr = np.zeros(6)
@@ -368,10 +776,10 @@ def _run_closed_loop(cfg, out, manifest, progress):
                 det_CCt=det_C,
             )
             bar.update(t)
-            if tick == n_ticks:
+            if tick == self.n_ticks:
                 break
-            if tick % every == 0 and tick and out is not None:
-                _checkpoint(rec, out)
+            if tick % every == 0 and tick:
+                checkpoint()
             # ---- integrate over the period
             _inputs.pack(
                 layout,
@@ -402,13 +810,17 @@ def _run_closed_loop(cfg, out, manifest, progress):
                 record_every=steps,
             )
             q, v = tr.q[-1], tr.v[-1]
-    except KeyboardInterrupt:
-        bar.close()
-        res = _checkpoint(rec, out, "interrupted", "interrupted by the user (Ctrl-C)")
-        raise RunInterrupted(res) from None
-    except Exception as exc:
-        bar.close()
-        _checkpoint(rec, out, "failed", f"{type(exc).__name__}: {exc}")
-        raise
-    bar.close()
-    return _checkpoint(rec, out, status, message)
+
+
+def off_level(ts):
+    """(S,) thrust [N] each thruster delivers when commanded off (stuck-on ones: not 0)."""
+    return ts.delivered_thrust(np.zeros(ts.n))
+
+
+def _finite(t, **values):
+    """IntegrationError if a controller output is not finite (the loop diverged)."""
+    for name, x in values.items():
+        if not np.all(np.isfinite(x)):
+            raise IntegrationError(
+                f"the {name.replace('_', ' ')} turned non-finite at t = {t:.6g} s"
+            )

@@ -25,15 +25,26 @@ Storage (``out``): ``<out>/sweep.json`` (the base scenario),
 time, error), optionally ``<out>/variants/<id>/result/`` (the full result), and
 ``<out>/metrics.csv`` (the DataFrame).  Every file is written atomically by the
 client as its variant completes, so a sweep interrupted and restarted with the
-same ``out`` runs only the variants not yet stored.  The variant id is the
-first 16 hex digits of the SHA-256 of the canonical override set (keys sorted,
-values as validated by the schema: ``600`` and ``600.0`` are the same variant).
+same ``out`` runs only the variants not yet stored.  One sweep at a time writes an
+``out`` (a second one refuses with :class:`~dqspace.scenarios.results.OutputLocked`
+naming the first).  A stored ``metrics.json`` that is damaged (truncated, not a JSON
+object, without its ``id``) is reported (a warning on the ``"dqspace.sweep"`` logger,
+listing the files) and its variant run again; :func:`load_sweep` skips and reports such
+files.  The variant id is the first 16 hex digits of the SHA-256 of the canonical
+override set (keys sorted, values as validated by the schema: ``600`` and ``600.0`` are
+the same variant).
+
+Security: ``scheduler="tls://host:port"`` needs TLS credentials: a
+``distributed.Security`` object (``security=``) or the Dask configuration
+(``distributed.comm.tls.ca-file``, ``.client.cert``, ``.client.key``); without either,
+:func:`connect` raises a ValueError saying so.
 """
 
 import contextlib
 import hashlib
 import itertools
 import json
+import logging
 import os
 import socket
 import sys
@@ -45,9 +56,10 @@ from pathlib import Path
 
 from .config import _toml_value, apply_overrides, validate
 from .metrics import METRICS
-from .results import _json_default, _now, atomic_write_bytes, package_version
+from .results import ResultError, package_version
 from .scenario import Scenario, _cross_checks, load_scenario
 from .schema import SCHEMA
+from .storage import OutputDir, atomic_write_bytes, json_default, now
 
 __all__ = [
     "Variant",
@@ -64,6 +76,8 @@ __all__ = [
 ]
 
 SWEEP_FORMAT = "dqspace-sweep/1"
+_MAX_JSON = 64 << 20  # [bytes] a stored JSON file larger than this is damaged
+log = logging.getLogger("dqspace.sweep")
 #: columns every sweep DataFrame has besides the overrides and the metrics
 EXTRA_COLUMNS = ("run_time", "error", "cached")
 
@@ -424,22 +438,79 @@ def _diff_keys(a, b, prefix=""):
     return keys
 
 
+def _read_json(path, what):
+    """A stored JSON object; ResultError naming ``path`` if missing parts or damaged."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > _MAX_JSON:
+            raise ResultError(path, f"is too large for a {what}")
+        doc = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ResultError(path, f"cannot be read ({exc.strerror or exc})") from None
+    except RecursionError:
+        raise ResultError(path, f"is nested too deeply to be a {what}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ResultError(path, f"is not valid JSON ({exc}); empty or truncated?") from None
+    if not isinstance(doc, dict):
+        raise ResultError(path, f"is not a {what} (a JSON object expected)")
+    if doc.get("format") != SWEEP_FORMAT:
+        raise ResultError(path, f"unknown format {doc.get('format')!r}")
+    return doc
+
+
+def _read_record(path):
+    """A variant's stored ``metrics.json``, checked; ResultError if damaged."""
+    rec = _read_json(path, "variant record")
+    checks = (
+        ("id", str),
+        ("overrides", dict),
+        ("metrics", dict),
+        ("run_time", (int, float)),
+        ("error", (str, type(None))),
+    )
+    for key, kind in checks:
+        if not isinstance(rec.get(key, ...), kind):
+            raise ResultError(path, f"has no valid {key!r}")
+    if rec["id"] != path.parent.name:
+        raise ResultError(path, f"holds variant {rec['id']!r}, not {path.parent.name!r}")
+    return rec
+
+
+def _report_damaged(damaged, action):
+    if damaged:
+        log.warning(
+            "%d damaged variant file%s %s: %s",
+            len(damaged),
+            "s" * (len(damaged) > 1),
+            action,
+            "; ".join(str(e) for e in damaged),
+        )
+
+
 class _Store:
-    """``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``)."""
+    """``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``), locked."""
 
     def __init__(self, out, scenario):
         self.out = Path(out)
+        self.damaged = []  # ResultError of each damaged metrics.json met
+        self.lock = OutputDir(self.out, "sweep").open()
+        try:
+            self._check_base(scenario)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_base(self, scenario):
         base = _base_doc(scenario)
         mpath = self.out / "sweep.json"
-        if mpath.is_file():
-            try:
-                old = json.loads(mpath.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise ValueError(f"{mpath}: unreadable sweep manifest ({exc})") from None
-            if old.get("format") != SWEEP_FORMAT:
-                raise ValueError(f"{mpath}: unknown format {old.get('format')!r}")
-            if old.get("base") != json.loads(json.dumps(base, default=_json_default)):
-                diff = _diff_keys(old.get("base", {}), base)
+        if mpath.exists():
+            old = _read_json(mpath, "sweep manifest")
+            if old.get("base") != json.loads(json.dumps(base, default=json_default)):
+                diff = _diff_keys(
+                    old.get("base") if isinstance(old.get("base"), dict) else {}, base
+                )
                 raise ValueError(
                     f"{self.out}: holds a sweep of a different base scenario (differs at "
                     f"{', '.join(diff[:5])}); use another out directory"
@@ -447,12 +518,16 @@ class _Store:
         else:
             doc = {
                 "format": SWEEP_FORMAT,
-                "created": _now(),
+                "created": now(),
                 "package_version": package_version(),
                 "source": scenario.source,
                 "base": base,
             }
-            atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=_json_default).encode())
+            atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=json_default).encode())
+
+    def close(self):
+        """Release the sweep directory."""
+        self.lock.close()
 
     def dir(self, vid):
         return self.out / "variants" / vid
@@ -461,10 +536,11 @@ class _Store:
         """The stored record of a variant if it answers ``names`` (else None: run it)."""
         path = self.dir(variant.id) / "metrics.json"
         try:
-            rec = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
+            rec = _read_record(path)
+        except FileNotFoundError:
             return None
-        if rec.get("format") != SWEEP_FORMAT or rec.get("id") != variant.id:
+        except ResultError as exc:
+            self.damaged.append(exc)
             return None
         if rec.get("run_error"):
             return None if retry_failed else rec
@@ -486,12 +562,12 @@ class _Store:
             "traceback": rec["traceback"],
             "worker": rec.get("worker"),
             "package_version": package_version(),
-            "created": _now(),
+            "created": now(),
         }
         d = self.dir(variant.id)
         if rec.get("result") is not None:
             rec["result"].save(d / "result")
-        text = json.dumps(doc, indent=2, default=_json_default, allow_nan=True)
+        text = json.dumps(doc, indent=2, default=json_default, allow_nan=True)
         atomic_write_bytes(d / "metrics.json", text.encode())
 
 
@@ -499,24 +575,38 @@ def load_sweep(out):
     """Every stored variant of a sweep directory as a DataFrame (no runs).
 
     Columns: ``variant``, the override keys, the stored metrics, ``run_time``, ``error``.
+    Damaged variant files are skipped, listed in a warning (logger ``"dqspace.sweep"``)
+    and in ``df.attrs["damaged"]`` (``"path: problem"`` strings).
+
+    Raises
+    ------
+    ResultError (a ValueError) if ``out`` is not a sweep directory or its
+    ``sweep.json`` is damaged.
     """
     import pandas as pd
 
     out = Path(out)
     if not (out / "sweep.json").is_file():
-        raise ValueError(f"{out}: not a dqspace sweep directory (no sweep.json)")
-    rows = []
+        raise ResultError(out, "not a dqspace sweep directory (no sweep.json)")
+    _read_json(out / "sweep.json", "sweep manifest")
+    rows, damaged = [], []
     for p in sorted((out / "variants").glob("*/metrics.json")):
         try:
-            rec = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError):
+            rec = _read_record(p)
+        except FileNotFoundError:
+            continue
+        except ResultError as exc:
+            damaged.append(exc)
             continue
         row = {"variant": rec["id"]}
         row.update({k: _cell(v) for k, v in rec["overrides"].items()})
         row.update(rec["metrics"])
         row.update(run_time=rec["run_time"], error=rec["error"])
         rows.append(row)
-    return pd.DataFrame(rows)
+    _report_damaged(damaged, "skipped")
+    df = pd.DataFrame(rows)
+    df.attrs["damaged"] = [str(e) for e in damaged]
+    return df
 
 
 # --------------------------------------------------------------- execution
@@ -579,20 +669,55 @@ def _check_execution(scheduler, workers):
         )
 
 
+def _security(address, security):
+    """The ``distributed.Security`` to reach ``address`` (None: Dask's configuration).
+
+    Raises ValueError for a ``tls://`` address without usable TLS credentials.
+    """
+    if security is not None:
+        from distributed import Security
+
+        if not isinstance(security, Security):
+            raise ValueError(f"security must be a distributed.Security, got {security!r}")
+    if not isinstance(address, str) or not address.startswith("tls://"):
+        return security
+    from distributed import Security
+
+    sec = security if security is not None else Security()  # None: the Dask configuration
+    try:
+        ctx = sec.get_connection_args("client").get("ssl_context")
+    except (OSError, ValueError) as exc:
+        raise ValueError(
+            f"scheduler {address!r}: the TLS credentials are unusable ({exc})"
+        ) from None
+    if ctx is None:
+        raise ValueError(
+            f"scheduler {address!r} uses TLS, but no TLS credentials are configured: pass "
+            f"security=distributed.Security(tls_ca_file=..., tls_client_cert=..., "
+            f"tls_client_key=...), or set distributed.comm.tls.ca-file, "
+            f"distributed.comm.tls.client.cert and distributed.comm.tls.client.key in the "
+            f"Dask configuration (~/.config/dask/distributed.yaml, or environment variables "
+            f"such as DASK_DISTRIBUTED__COMM__TLS__CA_FILE)"
+        )
+    return sec
+
+
 @contextlib.contextmanager
-def connect(scheduler=None, workers=None):
+def connect(scheduler=None, workers=None, *, security=None):
     """A ``distributed.Client`` for ``scheduler`` (see :func:`sweep`), closed on exit.
 
     ``scheduler`` None starts a LocalCluster of ``workers`` processes (default: the
     number of CPUs), one thread each, shut down on exit.  A Client given is yielded
     as is and left open.  ``"synchronous"`` yields None (run in this process).
+
+    ``security``: a ``distributed.Security`` for a ``"tls://..."`` address (or the local
+    cluster); None uses the Dask configuration.  A ``tls://`` address with neither raises
+    ValueError saying how to configure it.
     """
     _check_execution(scheduler, workers)
     if scheduler == "synchronous":
         yield None
         return
-    import logging
-
     from distributed import Client, LocalCluster
 
     if isinstance(scheduler, Client):
@@ -600,6 +725,7 @@ def connect(scheduler=None, workers=None):
         return
     if scheduler is None:
         n = workers or os.cpu_count() or 1
+        extra = {} if security is None else {"security": _security(None, security)}
         with (
             LocalCluster(
                 n_workers=n,
@@ -607,6 +733,7 @@ def connect(scheduler=None, workers=None):
                 processes=True,
                 dashboard_address=None,
                 silence_logs=logging.ERROR,
+                **extra,
             ) as cluster,
             Client(cluster) as client,
         ):
@@ -618,8 +745,11 @@ def connect(scheduler=None, workers=None):
             f"scheduler must be an address 'tcp://host:port', a distributed.Client, a "
             f"cluster or 'synchronous', got {scheduler!r}"
         )
+    sec = _security(
+        address, security if security is not None else getattr(scheduler, "security", None)
+    )
     try:
-        client = Client(address, timeout="10s")
+        client = Client(address, timeout="10s", **({} if sec is None else {"security": sec}))
     except (OSError, TimeoutError) as exc:
         raise ValueError(f"scheduler {address!r}: cannot connect ({exc})") from None
     with client:
@@ -683,6 +813,7 @@ def sweep(
     keep_results=False,
     retry_failed=False,
     progress=True,
+    security=None,
 ):
     """Run variants of a scenario and return their metrics as a DataFrame.
 
@@ -708,6 +839,8 @@ def sweep(
     keep_results : also store each variant's full result under ``<out>/variants/<id>/result``
     retry_failed : rerun the stored variants that failed (default: report their error)
     progress : a progress line on stderr
+    security : ``distributed.Security`` for a ``"tls://..."`` scheduler (None: the Dask
+        configuration; a TLS address without credentials raises ValueError)
 
     Returns
     -------
@@ -716,18 +849,19 @@ def sweep(
     the run, without the metrics), ``error`` (None, or ``"Type: message"`` of a failed
     run or metric; the metrics of a failed run are NaN) and ``cached`` (True: read
     from ``out``, not run now).  ``df.attrs["sweep"]`` holds ``wall_time`` [s],
-    ``n_run``, ``n_cached``, ``n_failed``, ``out``.
+    ``n_run``, ``n_cached``, ``n_failed``, ``out``, ``damaged`` (``"path: problem"`` of
+    each stored variant file found damaged, and so run again).
 
     Raises
     ------
     ValueError on invalid overrides (naming the variant and key), metrics, workers,
-    scheduler, or an ``out`` directory holding a sweep of a different base scenario.
+    scheduler, security, or an ``out`` directory holding a sweep of a different base
+    scenario; OutputLocked (a ValueError) if another sweep writes ``out``.
     KeyboardInterrupt passes through; the variants completed so far are stored.
     """
-    import pandas as pd
-
     t_start = time.perf_counter()
     _check_execution(scheduler, workers)
+    _security(getattr(scheduler, "scheduler_address", scheduler), security)
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     variants = make_variants(scenario, grid, samples=samples)
@@ -736,16 +870,39 @@ def sweep(
         _check_picklable(spec.custom)
     if keep_results and out is None:
         raise ValueError("keep_results=True needs an out directory")
+    ex = _Execution(scheduler, workers, security, keep_results, retry_failed, progress)
     store = _Store(out, scenario) if out is not None else None
+    try:
+        return _sweep(scenario, variants, spec, store, ex, t_start)
+    finally:
+        if store is not None:
+            store.close()
+
+
+@dataclass(frozen=True)
+class _Execution:
+    scheduler: object
+    workers: object
+    security: object
+    keep_results: bool
+    retry_failed: bool
+    progress: bool
+
+
+def _sweep(scenario, variants, spec, store, ex, t_start):
+    import pandas as pd
+
     records, cached, todo = {}, set(), []
     for v in variants:
-        rec = store.load(v, spec.names, retry_failed) if store else None
+        rec = store.load(v, spec.names, ex.retry_failed) if store else None
         if rec is not None:
             records[v.id] = rec
             cached.add(v.id)
         else:
             todo.append(v)
-    bar = _Progress(len(variants), len(cached), progress)
+    damaged = store.damaged if store is not None else []
+    _report_damaged(damaged, "found; their variants run again")
+    bar = _Progress(len(variants), len(cached), ex.progress)
 
     def on_done(v, rec, persist):
         if store is not None and persist:
@@ -754,15 +911,16 @@ def sweep(
         records[v.id] = rec
         bar.add(rec["error"] is not None)
 
-    if scheduler is None and workers is None:
+    workers = ex.workers
+    if ex.scheduler is None and workers is None:
         workers = max(1, min(os.cpu_count() or 1, len(todo)))
     try:
         if todo:
-            with connect(scheduler, workers) as client:
+            with connect(ex.scheduler, workers, security=ex.security) as client:
                 if client is None:
-                    _run_serial(todo, spec.custom, keep_results, on_done)
+                    _run_serial(todo, spec.custom, ex.keep_results, on_done)
                 else:
-                    _run_dask(client, todo, spec.custom, keep_results, on_done)
+                    _run_dask(client, todo, spec.custom, ex.keep_results, on_done)
     finally:
         bar.close()
 
@@ -785,7 +943,8 @@ def sweep(
         "n_run": len(todo),
         "n_cached": len(cached),
         "n_failed": int(df["error"].notna().sum()),
-        "out": str(out) if out is not None else None,
+        "out": str(store.out) if store is not None else None,
+        "damaged": [str(e) for e in damaged],
     }
     if store is not None:
         atomic_write_bytes(store.out / "metrics.csv", df.to_csv(index=False).encode())
