@@ -28,7 +28,7 @@ _WHERE = {
     "run": "runner",
     "Scenario": "scenario",
     "load_scenario": "scenario",
-    "load_sweep": "sweep",
+    "load_sweep": "sweep_store",
     "TuneResult": "tuning",
     "tune": "tuning",
 }

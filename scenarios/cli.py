@@ -168,8 +168,9 @@ def _write_outputs(res, out, cfg):
 
 
 def _cmd_sweep(args):
-    from .sweep import load_grid_file, load_samples_file, make_variants, sweep
+    from .sweep import sweep
     from .units import format_sweep_table
+    from .variants import load_grid_file, load_samples_file, make_variants
 
     sc = _load(args)
     grid = load_grid_file(args.grid) if args.grid else None

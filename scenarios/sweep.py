@@ -1,5 +1,8 @@
 """Parameter sweeps: many variants of one scenario, run on Dask, collected in a DataFrame.
 
+Three modules: :mod:`.variants` (override sets, grids, sample files, ids),
+:mod:`.sweep_store` (what a sweep keeps on disk) and this one (metrics and execution).
+
 A *variant* is a set of overrides of the base scenario, keyed like ``--set``:
 ``{"base_controller.kp_trans": [2000, 2000, 2000], "scenario.seed": 1}``;
 ``"faults[0].time"`` addresses an entry of the base's fault list and ``"faults"``
@@ -41,275 +44,29 @@ Security: ``scheduler="tls://host:port"`` needs TLS credentials: a
 """
 
 import contextlib
-import hashlib
-import itertools
-import json
 import logging
 import os
 import socket
 import sys
 import time
-import tomllib
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 
-from .config import _toml_value, apply_overrides, validate
 from .metrics import METRICS
-from .results import ResultError, package_version
-from .scenario import Scenario, _cross_checks, load_scenario
-from .schema import SCHEMA
-from .storage import OutputDir, atomic_write_bytes, json_default, now
+from .scenario import Scenario, load_scenario
+from .storage import atomic_write_bytes
+from .sweep_store import _report_damaged, _Store
+from .variants import (
+    _cell,
+    _resolved_value,
+    make_variants,
+)
 
-__all__ = [
-    "Variant",
-    "sweep",
-    "make_variants",
-    "grid_product",
-    "scenario_with",
-    "variant_id",
-    "load_grid_file",
-    "load_samples_file",
-    "load_sweep",
-    "connect",
-    "SWEEP_FORMAT",
-]
+__all__ = ["sweep", "connect", "EXTRA_COLUMNS"]
 
-SWEEP_FORMAT = "dqspace-sweep/1"
-_MAX_JSON = 64 << 20  # [bytes] a stored JSON file larger than this is damaged
 log = logging.getLogger("dqspace.sweep")
 #: columns every sweep DataFrame has besides the overrides and the metrics
 EXTRA_COLUMNS = ("run_time", "error", "cached")
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One variant of a sweep.
-
-    Attributes
-    ----------
-    id : str, 16 hex digits (hash of the canonical overrides)
-    overrides : dict key -> value, canonical (as validated: floats, lists, ...)
-    scenario : Scenario, the base with the overrides applied and validated
-    """
-
-    id: str
-    overrides: dict
-    scenario: Scenario
-
-
-# ----------------------------------------------------------------- overrides
-
-
-def _plain(v):
-    """Python/TOML-compatible value: tuples and arrays to lists, numpy scalars to Python."""
-    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):
-        v = v.tolist()
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    return v
-
-
-def _many_sections():
-    return {name for name, sec in SCHEMA.items() if sec.many}
-
-
-def _resolved_value(cfg, key):
-    """The value at ``key`` (``sec.name``, ``faults[i].name`` or ``faults``) of a config."""
-    if key in _many_sections():
-        return cfg[key]
-    sec, name = key.split(".", 1)
-    if sec.endswith("]") and "[" in sec:
-        base, idx = sec[:-1].split("[")
-        return cfg[base][int(idx)][name]
-    return cfg[sec][name]
-
-
-def variant_id(overrides):
-    """Deterministic id of a canonical override set: 16 hex digits of SHA-256.
-
-    ``overrides`` must be canonical (values as :func:`scenario_with` returns them);
-    the key order does not matter.
-    """
-    text = json.dumps(_plain(overrides), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def scenario_with(scenario, overrides, where="variant"):
-    """The base scenario with ``overrides`` applied and validated.
-
-    Parameters
-    ----------
-    scenario : Scenario, the base
-    overrides : dict key -> value (``"section.key"``, ``"faults[i].key"``, ``"faults"``)
-    where : str, named in error messages
-
-    Returns
-    -------
-    (Scenario, dict) : the variant and its canonical overrides (key -> validated value)
-
-    Raises
-    ------
-    ValueError (ScenarioError) naming ``where`` and the key.
-    """
-    if not isinstance(overrides, dict):
-        raise ValueError(f"{where}: overrides must be a mapping key -> value, got {overrides!r}")
-    doc = scenario.config
-    many = _many_sections()
-    strings = []
-    for key, value in overrides.items():
-        if not isinstance(key, str):
-            raise ValueError(f"{where}: override key {key!r} must be a string 'section.key'")
-        key = key.strip()
-        value = _plain(value)
-        if key in many:
-            if not isinstance(value, list):
-                raise ValueError(
-                    f"{where}: {key} must be a list of tables (one per entry), got {value!r}"
-                )
-            doc = {**doc, key: value}
-            continue
-        try:
-            strings.append(f"{key}={_toml_value(value)}")
-        except TypeError:
-            raise ValueError(
-                f"{where}: {key} = {value!r}: not a scenario value (number, string, "
-                f"bool or list of numbers)"
-            ) from None
-    doc = apply_overrides(doc, strings, where)
-    cfg = validate(doc, SCHEMA, where)
-    _cross_checks(cfg, where)
-    canon = {k.strip(): _resolved_value(cfg, k.strip()) for k in overrides}
-    return Scenario(cfg, f"{scenario.source} (with {canon})"), canon
-
-
-def grid_product(grid, where="grid"):
-    """The Cartesian product of a grid, as a list of override dicts.
-
-    Parameters
-    ----------
-    grid : dict key -> non-empty list of values (the last key varies fastest)
-    """
-    if not isinstance(grid, dict) or not grid:
-        raise ValueError(f"{where}: must be a non-empty mapping key -> list of values")
-    keys = list(grid)
-    for k in keys:
-        vals = grid[k]
-        if isinstance(vals, (str, bytes, dict)) or not hasattr(vals, "__len__") or not len(vals):
-            raise ValueError(f"{where}: {k!r} must map to a non-empty list of values, got {vals!r}")
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
-
-
-def make_variants(scenario, grid=None, *, samples=None, where=None):
-    """Resolve a grid or a list of samples into validated :class:`Variant` objects.
-
-    Raises ValueError naming the variant and the key on any invalid override, and on
-    two variants with the same canonical overrides.
-    """
-    if (grid is None) == (samples is None):
-        raise ValueError("give exactly one of grid (key -> list of values) or samples")
-    if grid is not None:
-        where = where or "grid"
-        combos = grid_product(grid, where)
-    else:
-        where = where or "samples"
-        if isinstance(samples, (str, bytes, dict)) or not hasattr(samples, "__iter__"):
-            raise ValueError(f"{where}: must be a list of override dicts, got {samples!r}")
-        combos = list(samples)
-        if not combos:
-            raise ValueError(f"{where}: is empty (give at least one override dict)")
-    out, seen = [], {}
-    for i, ov in enumerate(combos):
-        sc, canon = scenario_with(scenario, ov, f"{where} variant {i}")
-        vid = variant_id(canon)
-        if vid in seen:
-            raise ValueError(
-                f"{where}: variant {i} {canon} repeats variant {seen[vid]} (same overrides)"
-            )
-        seen[vid] = i
-        out.append(Variant(vid, canon, sc))
-    return out
-
-
-# --------------------------------------------------------------- grid files
-
-
-def _flatten(table, where):
-    """``{section: {key: v}}`` and ``{"section.key": v}`` -> ``{"section.key": v}``."""
-    if not isinstance(table, dict):
-        raise ValueError(f"{where}: expected a table of overrides, got {table!r}")
-    flat = {}
-    many = _many_sections()
-    for k, v in table.items():
-        if isinstance(v, dict) and "." not in k and k not in many:
-            for kk, vv in v.items():
-                flat[f"{k}.{kk}"] = vv
-        elif "." in k or k in many:
-            flat[k] = v
-        else:
-            raise ValueError(f"{where}: key {k!r} must be section.key (e.g. scenario.seed)")
-    return flat
-
-
-def _read_mapping_file(path, kind):
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such {kind} file")
-    suffix = path.suffix.lower()
-    text = path.read_bytes()
-    if suffix == ".toml":
-        try:
-            return tomllib.loads(text.decode())
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: invalid TOML ({str(exc).splitlines()[0]})") from None
-    if suffix == ".json":
-        try:
-            return json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: invalid JSON ({exc})") from None
-    raise ValueError(f"{path}: unknown {kind} file type {suffix!r} (use .toml or .json)")
-
-
-def load_grid_file(path):
-    """Read a grid file: TOML or JSON mapping ``section.key`` (or tables) to lists of values.
-
-    TOML::
-
-        [base_controller]
-        kp_trans = [[600, 600, 600], [2000, 2000, 2000]]
-        [scenario]
-        seed = [0, 1]
-
-    JSON: ``{"base_controller.kp_trans": [[600, 600, 600], [2000, 2000, 2000]],
-    "scenario.seed": [0, 1]}``.
-    """
-    doc = _read_mapping_file(path, "grid")
-    if not isinstance(doc, dict) or not doc:
-        raise ValueError(f"{path}: a grid file must map section.key to lists of values")
-    grid = _flatten(doc, str(path))
-    grid_product(grid, str(path))  # structure check: non-empty lists
-    return grid
-
-
-def load_samples_file(path):
-    """Read a samples file: explicit variants, one override table each.
-
-    TOML: ``[[samples]]`` tables (``base_controller.kp_trans = [...]``, dotted keys);
-    JSON: a list of objects, or ``{"samples": [...]}``.
-    """
-    doc = _read_mapping_file(path, "samples")
-    if isinstance(doc, dict):
-        if set(doc) != {"samples"}:
-            raise ValueError(
-                f"{path}: a samples file holds one array of tables 'samples' "
-                f"(found keys: {', '.join(sorted(doc)) or 'none'})"
-            )
-        doc = doc["samples"]
-    if not isinstance(doc, list) or not doc:
-        raise ValueError(f"{path}: 'samples' must be a non-empty list of override tables")
-    return [_flatten(s, f"{path} samples[{i}]") for i, s in enumerate(doc)]
 
 
 # ----------------------------------------------------------------- metrics
@@ -417,196 +174,6 @@ def _evaluate(config, source, custom, keep_result):
     if keep_result:
         rec["result"] = res
     return rec
-
-
-# ----------------------------------------------------------------- storage
-
-
-def _base_doc(scenario):
-    """The parts of the base scenario that matter to a sweep's results (not ``outputs``)."""
-    return {k: v for k, v in scenario.config.items() if k != "outputs"}
-
-
-def _diff_keys(a, b, prefix=""):
-    keys = []
-    for k in sorted(set(a) | set(b)):
-        x, y = a.get(k), b.get(k)
-        if isinstance(x, dict) and isinstance(y, dict):
-            keys += _diff_keys(x, y, f"{prefix}{k}.")
-        elif x != y:
-            keys.append(f"{prefix}{k}")
-    return keys
-
-
-def _read_json(path, what):
-    """A stored JSON object; ResultError naming ``path`` if missing parts or damaged."""
-    path = Path(path)
-    try:
-        if path.stat().st_size > _MAX_JSON:
-            raise ResultError(path, f"is too large for a {what}")
-        doc = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise ResultError(path, f"cannot be read ({exc.strerror or exc})") from None
-    except RecursionError:
-        raise ResultError(path, f"is nested too deeply to be a {what}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ResultError(path, f"is not valid JSON ({exc}); empty or truncated?") from None
-    if not isinstance(doc, dict):
-        raise ResultError(path, f"is not a {what} (a JSON object expected)")
-    if doc.get("format") != SWEEP_FORMAT:
-        raise ResultError(path, f"unknown format {doc.get('format')!r}")
-    return doc
-
-
-def _read_record(path):
-    """A variant's stored ``metrics.json``, checked; ResultError if damaged."""
-    rec = _read_json(path, "variant record")
-    checks = (
-        ("id", str),
-        ("overrides", dict),
-        ("metrics", dict),
-        ("run_time", (int, float)),
-        ("error", (str, type(None))),
-    )
-    for key, kind in checks:
-        if not isinstance(rec.get(key, ...), kind):
-            raise ResultError(path, f"has no valid {key!r}")
-    if rec["id"] != path.parent.name:
-        raise ResultError(path, f"holds variant {rec['id']!r}, not {path.parent.name!r}")
-    return rec
-
-
-def _report_damaged(damaged, action):
-    if damaged:
-        log.warning(
-            "%d damaged variant file%s %s: %s",
-            len(damaged),
-            "s" * (len(damaged) > 1),
-            action,
-            "; ".join(str(e) for e in damaged),
-        )
-
-
-class _Store:
-    """``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``), locked."""
-
-    def __init__(self, out, scenario):
-        self.out = Path(out)
-        self.damaged = []  # ResultError of each damaged metrics.json met
-        self.lock = OutputDir(self.out, "sweep").open()
-        try:
-            self._check_base(scenario)
-        except BaseException:
-            self.close()
-            raise
-
-    def _check_base(self, scenario):
-        base = _base_doc(scenario)
-        mpath = self.out / "sweep.json"
-        if mpath.exists():
-            old = _read_json(mpath, "sweep manifest")
-            if old.get("base") != json.loads(json.dumps(base, default=json_default)):
-                diff = _diff_keys(
-                    old.get("base") if isinstance(old.get("base"), dict) else {}, base
-                )
-                raise ValueError(
-                    f"{self.out}: holds a sweep of a different base scenario (differs at "
-                    f"{', '.join(diff[:5])}); use another out directory"
-                )
-        else:
-            doc = {
-                "format": SWEEP_FORMAT,
-                "created": now(),
-                "package_version": package_version(),
-                "source": scenario.source,
-                "base": base,
-            }
-            atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=json_default).encode())
-
-    def close(self):
-        """Release the sweep directory."""
-        self.lock.close()
-
-    def dir(self, vid):
-        return self.out / "variants" / vid
-
-    def load(self, variant, names, retry_failed):
-        """The stored record of a variant if it answers ``names`` (else None: run it)."""
-        path = self.dir(variant.id) / "metrics.json"
-        try:
-            rec = _read_record(path)
-        except FileNotFoundError:
-            return None
-        except ResultError as exc:
-            self.damaged.append(exc)
-            return None
-        if rec.get("run_error"):
-            return None if retry_failed else rec
-        if rec.get("error") and retry_failed:
-            return None
-        if not set(names) <= set(rec.get("metrics", {})):
-            return None
-        return rec
-
-    def save(self, variant, rec):
-        doc = {
-            "format": SWEEP_FORMAT,
-            "id": variant.id,
-            "overrides": variant.overrides,
-            "metrics": rec["metrics"],
-            "run_time": rec["run_time"],
-            "error": rec["error"],
-            "run_error": rec["error"] is not None and not rec["metrics"],
-            "traceback": rec["traceback"],
-            "worker": rec.get("worker"),
-            "package_version": package_version(),
-            "created": now(),
-        }
-        d = self.dir(variant.id)
-        if rec.get("result") is not None:
-            rec["result"].save(d / "result")
-        text = json.dumps(doc, indent=2, default=json_default, allow_nan=True)
-        atomic_write_bytes(d / "metrics.json", text.encode())
-
-
-def load_sweep(out):
-    """Every stored variant of a sweep directory as a DataFrame (no runs).
-
-    Columns: ``variant``, the override keys, the stored metrics, ``run_time``, ``error``.
-    Damaged variant files are skipped, listed in a warning (logger ``"dqspace.sweep"``)
-    and in ``df.attrs["damaged"]`` (``"path: problem"`` strings).
-
-    Raises
-    ------
-    ResultError (a ValueError) if ``out`` is not a sweep directory or its
-    ``sweep.json`` is damaged.
-    """
-    import pandas as pd
-
-    out = Path(out)
-    if not (out / "sweep.json").is_file():
-        raise ResultError(out, "not a dqspace sweep directory (no sweep.json)")
-    _read_json(out / "sweep.json", "sweep manifest")
-    rows, damaged = [], []
-    for p in sorted((out / "variants").glob("*/metrics.json")):
-        try:
-            rec = _read_record(p)
-        except FileNotFoundError:
-            continue
-        except ResultError as exc:
-            damaged.append(exc)
-            continue
-        row = {"variant": rec["id"]}
-        row.update({k: _cell(v) for k, v in rec["overrides"].items()})
-        row.update(rec["metrics"])
-        row.update(run_time=rec["run_time"], error=rec["error"])
-        rows.append(row)
-    _report_damaged(damaged, "skipped")
-    df = pd.DataFrame(rows)
-    df.attrs["damaged"] = [str(e) for e in damaged]
-    return df
 
 
 # --------------------------------------------------------------- execution
@@ -792,13 +359,6 @@ def _run_dask(client, todo, custom, keep, on_done):
             fut.release()
     finally:
         client.cancel([f for f in futures if not f.done()])
-
-
-def _cell(v):
-    """DataFrame cell for an override value: lists of scalars as tuples (hashable)."""
-    if isinstance(v, list) and all(not isinstance(x, (list, dict)) for x in v):
-        return tuple(v)
-    return v
 
 
 def sweep(

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from .metrics import METRICS
 from .scenario import Scenario, load_scenario
-from .sweep import _resolved_value, connect, scenario_with, sweep, variant_id
+from .sweep import connect, sweep
+from .variants import _resolved_value, scenario_with, variant_id
 
 __all__ = ["TuneResult", "tune"]
 

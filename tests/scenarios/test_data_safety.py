@@ -599,7 +599,8 @@ def test_without_a_terminal_progress_is_logged_every_ten_percent(monkeypatch):
 
 
 def test_damaged_sweep_records_are_reported_and_run_again(tmp_path):
-    from dqspace.scenarios.sweep import load_sweep, sweep
+    from dqspace.scenarios.sweep import sweep
+    from dqspace.scenarios.sweep_store import load_sweep
 
     samples = [{"scenario.seed": s} for s in range(4)]
     base = sk("scenario.duration=0.1")

@@ -21,7 +21,7 @@ from dqspace.scenarios.scenario import (
     Scenario,
     load_scenario,
 )
-from dqspace.scenarios.sweep import scenario_with
+from dqspace.scenarios.variants import scenario_with
 
 SK = "station-keeping"  # closed loop
 DC = "dynamics-check"  # open loop

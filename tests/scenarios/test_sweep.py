@@ -11,7 +11,7 @@ import pytest
 from dqspace.scenarios import Results, load_scenario, load_sweep, run, sweep
 from dqspace.scenarios.cli import main
 from dqspace.scenarios.metrics import METRICS, summarize
-from dqspace.scenarios.sweep import (
+from dqspace.scenarios.variants import (
     grid_product,
     load_grid_file,
     load_samples_file,

@@ -1,0 +1,214 @@
+"""Sweep storage: ``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``).
+
+Every file is written atomically by the client as its variant completes, so a sweep
+interrupted and restarted with the same ``out`` runs only the variants not yet stored.
+One sweep at a time writes an ``out`` (a second one refuses with
+:class:`~dqspace.scenarios.results.OutputLocked` naming the first).  A stored
+``metrics.json`` that is damaged (truncated, not a JSON object, without its ``id``) is
+reported (a warning on the ``"dqspace.sweep"`` logger, listing the files) and its variant
+run again; :func:`load_sweep` skips and reports such files.
+"""
+
+import json
+import logging
+from pathlib import Path
+
+from .results import ResultError, package_version
+from .storage import OutputDir, atomic_write_bytes, json_default, now
+from .variants import _cell
+
+__all__ = ["SWEEP_FORMAT", "load_sweep"]
+
+SWEEP_FORMAT = "dqspace-sweep/1"
+_MAX_JSON = 64 << 20  # [bytes] a stored JSON file larger than this is damaged
+log = logging.getLogger("dqspace.sweep")
+
+
+# ----------------------------------------------------------------- storage
+
+
+def _base_doc(scenario):
+    """The parts of the base scenario that matter to a sweep's results (not ``outputs``)."""
+    return {k: v for k, v in scenario.config.items() if k != "outputs"}
+
+
+def _diff_keys(a, b, prefix=""):
+    keys = []
+    for k in sorted(set(a) | set(b)):
+        x, y = a.get(k), b.get(k)
+        if isinstance(x, dict) and isinstance(y, dict):
+            keys += _diff_keys(x, y, f"{prefix}{k}.")
+        elif x != y:
+            keys.append(f"{prefix}{k}")
+    return keys
+
+
+def _read_json(path, what):
+    """A stored JSON object; ResultError naming ``path`` if missing parts or damaged."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > _MAX_JSON:
+            raise ResultError(path, f"is too large for a {what}")
+        doc = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ResultError(path, f"cannot be read ({exc.strerror or exc})") from None
+    except RecursionError:
+        raise ResultError(path, f"is nested too deeply to be a {what}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ResultError(path, f"is not valid JSON ({exc}); empty or truncated?") from None
+    if not isinstance(doc, dict):
+        raise ResultError(path, f"is not a {what} (a JSON object expected)")
+    if doc.get("format") != SWEEP_FORMAT:
+        raise ResultError(path, f"unknown format {doc.get('format')!r}")
+    return doc
+
+
+def _read_record(path):
+    """A variant's stored ``metrics.json``, checked; ResultError if damaged."""
+    rec = _read_json(path, "variant record")
+    checks = (
+        ("id", str),
+        ("overrides", dict),
+        ("metrics", dict),
+        ("run_time", (int, float)),
+        ("error", (str, type(None))),
+    )
+    for key, kind in checks:
+        if not isinstance(rec.get(key, ...), kind):
+            raise ResultError(path, f"has no valid {key!r}")
+    if rec["id"] != path.parent.name:
+        raise ResultError(path, f"holds variant {rec['id']!r}, not {path.parent.name!r}")
+    return rec
+
+
+def _report_damaged(damaged, action):
+    if damaged:
+        log.warning(
+            "%d damaged variant file%s %s: %s",
+            len(damaged),
+            "s" * (len(damaged) > 1),
+            action,
+            "; ".join(str(e) for e in damaged),
+        )
+
+
+class _Store:
+    """``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``), locked."""
+
+    def __init__(self, out, scenario):
+        self.out = Path(out)
+        self.damaged = []  # ResultError of each damaged metrics.json met
+        self.lock = OutputDir(self.out, "sweep").open()
+        try:
+            self._check_base(scenario)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_base(self, scenario):
+        base = _base_doc(scenario)
+        mpath = self.out / "sweep.json"
+        if mpath.exists():
+            old = _read_json(mpath, "sweep manifest")
+            if old.get("base") != json.loads(json.dumps(base, default=json_default)):
+                diff = _diff_keys(
+                    old.get("base") if isinstance(old.get("base"), dict) else {}, base
+                )
+                raise ValueError(
+                    f"{self.out}: holds a sweep of a different base scenario (differs at "
+                    f"{', '.join(diff[:5])}); use another out directory"
+                )
+        else:
+            doc = {
+                "format": SWEEP_FORMAT,
+                "created": now(),
+                "package_version": package_version(),
+                "source": scenario.source,
+                "base": base,
+            }
+            atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=json_default).encode())
+
+    def close(self):
+        """Release the sweep directory."""
+        self.lock.close()
+
+    def dir(self, vid):
+        return self.out / "variants" / vid
+
+    def load(self, variant, names, retry_failed):
+        """The stored record of a variant if it answers ``names`` (else None: run it)."""
+        path = self.dir(variant.id) / "metrics.json"
+        try:
+            rec = _read_record(path)
+        except FileNotFoundError:
+            return None
+        except ResultError as exc:
+            self.damaged.append(exc)
+            return None
+        if rec.get("run_error"):
+            return None if retry_failed else rec
+        if rec.get("error") and retry_failed:
+            return None
+        if not set(names) <= set(rec.get("metrics", {})):
+            return None
+        return rec
+
+    def save(self, variant, rec):
+        doc = {
+            "format": SWEEP_FORMAT,
+            "id": variant.id,
+            "overrides": variant.overrides,
+            "metrics": rec["metrics"],
+            "run_time": rec["run_time"],
+            "error": rec["error"],
+            "run_error": rec["error"] is not None and not rec["metrics"],
+            "traceback": rec["traceback"],
+            "worker": rec.get("worker"),
+            "package_version": package_version(),
+            "created": now(),
+        }
+        d = self.dir(variant.id)
+        if rec.get("result") is not None:
+            rec["result"].save(d / "result")
+        text = json.dumps(doc, indent=2, default=json_default, allow_nan=True)
+        atomic_write_bytes(d / "metrics.json", text.encode())
+
+
+def load_sweep(out):
+    """Every stored variant of a sweep directory as a DataFrame (no runs).
+
+    Columns: ``variant``, the override keys, the stored metrics, ``run_time``, ``error``.
+    Damaged variant files are skipped, listed in a warning (logger ``"dqspace.sweep"``)
+    and in ``df.attrs["damaged"]`` (``"path: problem"`` strings).
+
+    Raises
+    ------
+    ResultError (a ValueError) if ``out`` is not a sweep directory or its
+    ``sweep.json`` is damaged.
+    """
+    import pandas as pd
+
+    out = Path(out)
+    if not (out / "sweep.json").is_file():
+        raise ResultError(out, "not a dqspace sweep directory (no sweep.json)")
+    _read_json(out / "sweep.json", "sweep manifest")
+    rows, damaged = [], []
+    for p in sorted((out / "variants").glob("*/metrics.json")):
+        try:
+            rec = _read_record(p)
+        except FileNotFoundError:
+            continue
+        except ResultError as exc:
+            damaged.append(exc)
+            continue
+        row = {"variant": rec["id"]}
+        row.update({k: _cell(v) for k, v in rec["overrides"].items()})
+        row.update(rec["metrics"])
+        row.update(run_time=rec["run_time"], error=rec["error"])
+        rows.append(row)
+    _report_damaged(damaged, "skipped")
+    df = pd.DataFrame(rows)
+    df.attrs["damaged"] = [str(e) for e in damaged]
+    return df
