@@ -12,6 +12,7 @@ generalized forces pair with v (the floating base's share is
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from numpy import ascontiguousarray as _contiguous
 from numpy import empty as _empty
 
@@ -99,6 +100,37 @@ def _raise_state_error(model, q, v, tau, f_ext):
     raise ValueError("invalid q, v, tau or f_ext")  # not reached: a check above raises
 
 
+#: Return code of the checked recursions for a non-finite result (after 0 = success,
+#: 1 = an input fails a check, 2 = articulated inertia not positive-definite).
+_OVERFLOW = 3
+
+
+@njit(cache=True)
+def _aba_finite(ints, reals, gravity, q, v, tau, fext, a):
+    """``_aba.aba_checked``, and code 3 if the accelerations are not finite (overflow)."""
+    code = A.aba_checked(ints, reals, gravity, q, v, tau, fext, a)
+    return _OVERFLOW if code == 0 and not _state.all_finite(a) else code
+
+
+@njit(cache=True)
+def _aba_wrenches_finite(ints, reals, gravity, q, v, tau, fext, a, wrench):
+    """``_aba.aba_wrenches_checked``, and code 3 if a or the wrenches are not finite."""
+    code = A.aba_wrenches_checked(ints, reals, gravity, q, v, tau, fext, a, wrench)
+    if code == 0 and not (_state.all_finite(a) and _state.all_finite(wrench.reshape(-1))):
+        return _OVERFLOW
+    return code
+
+
+def _not_positive_definite(model, q, what, message):
+    """The error for a failed factorisation at q: an overflow naming q if the mass matrix
+    at q is not finite (a huge prismatic coordinate), else ``ValueError(message)``."""
+    M = np.empty((model.nv, model.nv))
+    K.crba(model._ints, model._reals, q, M)
+    if not _state.all_finite(M.reshape(-1)):
+        return _state.overflow_error(model, what, q=q)
+    return ValueError(message)
+
+
 def _split(model, wrench):
     actuation = np.empty_like(wrench)
     constraint = np.empty_like(wrench)
@@ -137,8 +169,9 @@ def forward_dynamics_aba(model, q, v, tau, f_ext=None, *, return_constraint_wren
     ------
     ValueError
         on a wrong shape, a non-finite entry or a non-unit quaternion (as
-        :func:`dqspace.multibody.forward_dynamics`), or if the articulated
-        inertias are not positive-definite.
+        :func:`dqspace.multibody.forward_dynamics`), if the articulated
+        inertias are not positive-definite, or if finite inputs are so large that
+        the result overflows (the message names the input).
     """
     try:
         qa = _contiguous(q, _F64)
@@ -146,6 +179,8 @@ def forward_dynamics_aba(model, q, v, tau, f_ext=None, *, return_constraint_wren
         ta = _contiguous(tau, _F64)
         fa = _NONE if f_ext is None else _contiguous(f_ext, _F64)
         ok = qa.ndim == 1 and va.ndim == 1 and ta.ndim == 1 and fa.ndim == 2
+        if ok and not (qa is q and va is v and ta is tau and (f_ext is None or fa is f_ext)):
+            ok = _state.real_inputs(q, v, tau, f_ext)  # converted: not from strings, complex
     except (TypeError, ValueError):
         ok = False
     a = _empty(model.nv)
@@ -153,18 +188,21 @@ def forward_dynamics_aba(model, q, v, tau, f_ext=None, *, return_constraint_wren
         code = 1
     elif return_constraint_wrenches:
         wrench = np.empty((model.nb, 6))
-        code = A.aba_wrenches_checked(
+        code = _aba_wrenches_finite(
             model._ints, model._reals, model.gravity, qa, va, ta, fa, a, wrench
         )
         if code == 0:
             return ForwardDynamicsResult(a, _split(model, wrench))
     else:
-        code = A.aba_checked(model._ints, model._reals, model.gravity, qa, va, ta, fa, a)
+        code = _aba_finite(model._ints, model._reals, model.gravity, qa, va, ta, fa, a)
         if code == 0:
             return a
     if code == 1:
         _raise_state_error(model, q, v, tau, f_ext)
-    raise ValueError("the articulated inertias are not positive-definite at this q")
+    if code == _OVERFLOW:
+        raise _state.overflow_error(model, "forward_dynamics", q=qa, v=va, tau=ta, f_ext=f_ext)
+    msg = "the articulated inertias are not positive-definite at this q"
+    raise _not_positive_definite(model, qa, "forward_dynamics", msg)
 
 
 def constraint_wrenches(model, q, v, a, f_ext=None):
@@ -193,6 +231,7 @@ def constraint_wrenches(model, q, v, a, f_ext=None):
     tau = np.empty(model.nv)
     wrench = np.empty((model.nb, 6))
     K.rnea(model._ints, model._reals, model.gravity, q, v, a, fext, tau, wrench)
+    _state.finite_result(model, "constraint_wrenches", (wrench,), q=q, v=v, a=a, f_ext=fext)
     return _split(model, wrench)
 
 
@@ -220,7 +259,7 @@ def _spread(x, name, mask, n):
     if x is None:
         return np.zeros(n)
     cnt = int(mask.sum())
-    a = np.asarray(x, dtype=np.float64)
+    a = _state.real_array(x, name)
     if a.shape == (n,):
         out = a
     elif a.shape == (cnt,):
@@ -273,5 +312,8 @@ def mixed_dynamics(model, q, v, *, prescribed, a_prescribed=None, tau_free=None,
     tau = np.empty(model.nv)
     ok = A.mixed(model._ints, model._reals, model.gravity, q, v, mask, a_in, tau_in, fext, a, tau)
     if not ok:
-        raise ValueError("the articulated inertias of the free joints are not positive-definite")
+        msg = "the articulated inertias of the free joints are not positive-definite"
+        raise _not_positive_definite(model, q, "mixed_dynamics", msg)
+    inputs = dict(q=q, v=v, a_prescribed=a_in, tau_free=tau_in, f_ext=fext)
+    _state.finite_result(model, "mixed_dynamics", (a, tau), **inputs)
     return MixedResult(a, tau)

@@ -14,13 +14,14 @@ row i holds ``(a_{i-1}, d_i, alpha_{i-1}, theta_i)`` as in Craig's tables,
 and the flange frame coincides with the last body frame.
 """
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from dqspace.dq import dq_from_quat_translation, dq_identity, dq_mul, quat_from_axis_angle
 
-from .model import Body, Frame, Joint, JointType, Model
+from .model import MAX_LENGTH, Body, Frame, Joint, JointType, Model, _check_pose, _shaped
 
 __all__ = ["DHRow", "LinkInertia", "arm_from_dh"]
 
@@ -47,9 +48,10 @@ class LinkInertia:
     @classmethod
     def from_table(cls, mass, inertia6, com):
         """From ``[Ixx, Iyy, Izz, Iyz, Ixz, Ixy]`` (the paper's Table 5 order)."""
-        ixx, iyy, izz, iyz, ixz, ixy = inertia6
-        J = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
-        return cls(float(mass), np.asarray(com, float), J)
+        ixx, iyy, izz, iyz, ixz, ixy = _shaped(inertia6, (6,), "LinkInertia inertia6")
+        J = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        mass = float(_shaped(mass, (), "LinkInertia mass"))
+        return cls(mass, _shaped(com, (3,), "LinkInertia com"), J)
 
 
 def _rz(theta):
@@ -71,6 +73,55 @@ def _chain(*dqs):
     return out
 
 
+_FIELDS = ("a", "d", "alpha", "theta0")
+
+
+def _names(names, n):
+    """The n body names (default ``link1`` ...), checked: one string per row."""
+    if names is None:
+        return [f"link{i + 1}" for i in range(n)]
+    names = list(names)
+    if len(names) < n:
+        raise ValueError(
+            f"names has {len(names)} entries for {n} DH rows: DH row {len(names)} has no name"
+        )
+    if len(names) > n:
+        raise ValueError(f"names has {len(names)} entries for {n} DH rows: one name per row")
+    for i, x in enumerate(names):
+        if not isinstance(x, str) or not x:
+            raise ValueError(f"DH row {i}: its name must be a non-empty string, got {x!r}")
+    return names
+
+
+def _row(row, what):
+    """A checked DHRow (floats) from a DHRow or ``(a, d, alpha[, theta0[, prismatic]])``."""
+    if not isinstance(row, DHRow):
+        try:
+            vals = tuple(row)
+        except TypeError:
+            raise ValueError(
+                f"{what}: must be a DHRow or (a, d, alpha[, theta0]), got {row!r}"
+            ) from None
+        if not 3 <= len(vals) <= 5:
+            raise ValueError(
+                f"{what}: must have 3 or 4 values (a, d, alpha[, theta0]) and optionally "
+                f"prismatic, got {len(vals)}: {row!r}"
+            )
+        row = DHRow(*vals)
+    for f in _FIELDS:
+        x = getattr(row, f)
+        ok = isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+        if not ok or not np.isfinite(x):
+            raise ValueError(f"{what}: {f} must be a finite real number, got {x!r}")
+        if f in ("a", "d") and abs(x) > MAX_LENGTH:
+            raise ValueError(
+                f"{what}: |{f}| = {abs(x):.6g} m is beyond the {MAX_LENGTH:g} m a model accepts"
+            )
+    if not isinstance(row.prismatic, (bool, np.bool_)):
+        raise ValueError(f"{what}: prismatic must be True or False, got {row.prismatic!r}")
+    return DHRow(*(float(getattr(row, f)) for f in _FIELDS), bool(row.prismatic))
+
+
 def arm_from_dh(
     rows,
     links,
@@ -86,7 +137,8 @@ def arm_from_dh(
 
     Parameters
     ----------
-    rows : sequence of DHRow (or of ``(a, d, alpha, theta0)`` tuples)
+    rows : sequence of DHRow (or of ``(a, d, alpha[, theta0])`` tuples), at least one
+        [m, m, rad, rad]; finite real numbers
     links : sequence of LinkInertia, one per row
     convention : {"standard", "modified"}
     base : Body, optional
@@ -95,16 +147,33 @@ def arm_from_dh(
     mount : (8,) unit dual quaternion, optional
         Pose of the arm's base frame (joint 1's reference frame, "frame 0") in
         the base body (or the inertial frame); identity by default.
-    names : sequence of str, optional; body names (default ``link1`` ...)
+    names : sequence of str, optional; body names, one per row (default ``link1`` ...)
     flange : str or None; name of the frame added at the arm's tip
+
+    Raises
+    ------
+    ValueError
+        for an empty table, a row that is not 3 or 4 finite real numbers (naming the
+        row's index and body name), mismatched lengths of ``rows``, ``links`` and
+        ``names``, or any invalid model parameter (:meth:`Model.build`).
     """
-    rows = [r if isinstance(r, DHRow) else DHRow(*r) for r in rows]
-    if len(rows) != len(links):
-        raise ValueError(f"{len(rows)} DH rows but {len(links)} link inertias")
     if convention not in ("standard", "modified"):
         raise ValueError(f"convention must be 'standard' or 'modified', got {convention!r}")
-    names = list(names) if names is not None else [f"link{i + 1}" for i in range(len(rows))]
-    prev = np.asarray(mount, float) if mount is not None else dq_identity()
+    rows, links = list(rows), list(links)
+    if not rows:
+        raise ValueError("the DH table is empty: an arm needs at least one row")
+    if len(rows) != len(links):
+        raise ValueError(f"{len(rows)} DH rows but {len(links)} link inertias")
+    names = _names(names, len(rows))
+    rows = [_row(r, f"DH row {i} ({names[i]!r})") for i, r in enumerate(rows)]
+    for i, link in enumerate(links):
+        if not isinstance(link, LinkInertia):
+            raise ValueError(
+                f"links[{i}] ({names[i]!r}) must be a LinkInertia, got {type(link).__name__}"
+            )
+    if base is not None and not isinstance(base, Body):
+        raise ValueError(f"base must be a Body, got {type(base).__name__}")
+    prev = dq_identity() if mount is None else _check_pose("mount", mount)
     bodies = [] if base is None else [base]
     parent = None if base is None else base.name
     for i, (row, link) in enumerate(zip(rows, links, strict=True)):

@@ -8,15 +8,15 @@ swap of the wrench ``f + eps tau``).  External wrenches ``f_ext`` are an
 (:func:`dqspace.multibody.external_wrenches` builds it from named frames).
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
+from . import _aba as A
 from . import _kernels as K
 from . import _state
-from .articulated import forward_dynamics_aba
+from .articulated import _NONE, _not_positive_definite, forward_dynamics_aba
 
 __all__ = [
     "inverse_dynamics",
@@ -45,6 +45,7 @@ def _rnea_checked(model, q, v, a, f_ext):
     tau = np.empty(model.nv)
     force = np.empty((model.nb, 6))
     K.rnea(model._ints, model._reals, model.gravity, q, v, a, fext, tau, force)
+    _state.finite_result(model, "inverse dynamics", (tau, force), q=q, v=v, a=a, f_ext=fext)
     return tau, force
 
 
@@ -58,8 +59,8 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
     """
     if _plain_state(model, q, v, a, f_ext):
         tau = np.empty(model.nv)
-        tol = _state.CONFIG_TOL
-        if _id_fast(model._ints, model._reals, model.gravity, q, v, a, f_ext, tau, tol):
+        fext = _NONE if f_ext is None else f_ext
+        if _id_fast(model._ints, model._reals, model.gravity, q, v, a, fext, tau):
             return tau
     return _rnea_checked(model, q, v, a, f_ext)[0]
 
@@ -83,6 +84,7 @@ def mass_matrix(model, q):
     q = _state.configuration(model, q)
     M = np.empty((model.nv, model.nv))
     K.crba(model._ints, model._reals, q, M)
+    _state.finite_result(model, "mass_matrix", (M,), q=q)
     return M
 
 
@@ -112,28 +114,31 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba"):
         raise ValueError(f"method must be 'aba' or 'matrix', got {method!r}")
     if _plain_state(model, q, v, tau, f_ext):
         a = np.empty(model.nv)
-        tol = _state.CONFIG_TOL
-        if _fd_fast(model._ints, model._reals, model.gravity, q, v, tau, f_ext, a, tol):
+        fext = _NONE if f_ext is None else f_ext
+        if _fd_fast(model._ints, model._reals, model.gravity, q, v, tau, fext, a):
             return a
     q, v, tau, fext = _checked_state(model, q, v, tau, "tau", f_ext)
     a = np.empty(model.nv)
     ok = K.forward_dynamics_matrix(model._ints, model._reals, model.gravity, q, v, tau, fext, a)
     if not ok:
-        raise ValueError("the mass matrix is not positive-definite at this q")
+        msg = "the mass matrix is not positive-definite at this q"
+        raise _not_positive_definite(model, q, "forward_dynamics", msg)
+    _state.finite_result(model, "forward_dynamics", (a,), q=q, v=v, tau=tau, f_ext=fext)
     return a
 
 
 # ------------------------------------------------------------------ fast paths
 # The commonest call -- float64 ndarrays of the right shapes -- is validated and
 # computed in one compiled call (one dispatch instead of one per check plus the
-# kernel's).  The checks are those of ``_state`` (finite values; base pose and
-# joint quaternions within CONFIG_TOL of unit); whenever one fails, or the mass
-# matrix is not positive-definite, the fast path declines and the general path
-# runs, which raises the documented error.  They call the kernels' passes
-# directly (``_rnea``, ``_crba`` on a workspace; no (nb, 6) force or zero
-# wrench arrays).  Like the kernels they are cached on disk, with the kernels
-# they call compiled in: numba does not notice when ``_kernels.py`` changes, so
-# delete the caches (``*.nbi``, ``*.nbc``) after editing a kernel.
+# kernel's).  The input checks are ``_aba._inputs_ok``, the compiled twin of
+# ``_state``'s (sizes, finite values; base pose and joint quaternions within
+# CONFIG_TOL of unit), shared with the articulated-body path; whenever one fails,
+# the mass matrix is not positive-definite or the result is not finite (finite
+# inputs so large that the arithmetic overflows), the fast path declines and the
+# general path runs, which raises the documented error.  They call the kernels'
+# passes directly (``_rnea``, ``_crba`` on a workspace; no (nb, 6) force array).
+# Like the kernels they are cached on disk, with the kernels they call compiled
+# in (dqspace clears the caches when any of its sources changes).
 
 _ND = np.ndarray
 _F64 = np.dtype(np.float64)
@@ -159,62 +164,33 @@ def _plain_state(model, q, v, w, f_ext):
     )
 
 
-@njit(cache=True, _nrt=False)
-def _finite(x):
-    for i in range(x.shape[0]):
-        if not math.isfinite(x[i]):
-            return False
-    return True
-
-
-@njit(cache=True, _nrt=False)
-def _state_ok(ints, q, v, w, fext, tol):
-    """q, v, w finite, fext (None or (nb, 6)) finite and q on its unit manifold."""
-    if not (_finite(q) and _finite(v) and _finite(w)):
-        return False
-    if fext is not None:
-        for k in range(fext.shape[0]):
-            for j in range(6):
-                if not math.isfinite(fext[k, j]):
-                    return False
-    err, _ = K.config_error(ints, q)
-    return err <= tol
-
-
 @njit(cache=True)
-def _empty_if_none(fext):
-    """The kernels' "no external wrenches": an (0, 6) array for None."""
-    if fext is None:
-        return np.empty((0, 6))
-    return fext
-
-
-@njit(cache=True)
-def _id_fast(ints, reals, gravity, q, v, a, fext, tau, tol):
-    if not _state_ok(ints, q, v, a, fext, tol):
+def _id_fast(ints, reals, gravity, q, v, a, fext, tau):
+    if not A._inputs_ok(ints, q, v, a, fext, tau):
         return False
     W = np.empty((ints.shape[0] + 1, K._RNEA_STRIDE))
-    K._rnea(ints, reals, gravity, q, v, a, _empty_if_none(fext), tau, W)
-    return True
+    K._rnea(ints, reals, gravity, q, v, a, fext, tau, W)
+    return _state.all_finite(tau)
 
 
 @njit(cache=True)
 def _crba_fast(ints, reals, q, M, tol):
-    if not _finite(q):
+    if not _state.all_finite(q):
         return False
     err, _ = K.config_error(ints, q)
     if not err <= tol:
         return False
     W = np.empty((ints.shape[0], K._CRBA_STRIDE))
     K._crba(ints, reals, q, M, W)
-    return True
+    return _state.all_finite(M.reshape(-1))
 
 
 @njit(cache=True)
-def _fd_fast(ints, reals, gravity, q, v, tau, fext, a, tol):
-    if not _state_ok(ints, q, v, tau, fext, tol):
+def _fd_fast(ints, reals, gravity, q, v, tau, fext, a):
+    if not A._inputs_ok(ints, q, v, tau, fext, a):
         return False
-    return K.forward_dynamics_matrix(ints, reals, gravity, q, v, tau, _empty_if_none(fext), a)
+    ok = K.forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a)
+    return ok and _state.all_finite(a)
 
 
 @dataclass(frozen=True)
@@ -241,10 +217,21 @@ def free_floating_inverse_dynamics(model, q, v, a_joints, f_ext=None):
     """
     if not model.floating:
         raise ValueError("free_floating_inverse_dynamics needs a floating-base model")
+    q = _state.configuration(model, q)
+    v = _state.vector(v, "v", model.nv)
     a_joints = _state.vector(a_joints, "a_joints", model.nv - 6)
+    fext = _state.wrenches(model, f_ext)
+    args = (model._ints, model._reals, model.gravity)
     a = np.concatenate([np.zeros(6), a_joints])
-    tau0 = inverse_dynamics(model, q, v, a, f_ext)  # base row: M_bm a_m + C_b
-    M = mass_matrix(model, q)
-    a[:6] = -np.linalg.solve(M[:6, :6], tau0[:6])
-    tau = inverse_dynamics(model, q, v, a, f_ext)
+    tau = np.empty(model.nv)
+    force = np.empty((model.nb, 6))
+    K.rnea(*args, q, v, a, fext, tau, force)  # base row: M_bm a_m + C_b
+    M = np.empty((model.nv, model.nv))
+    K.crba(model._ints, model._reals, q, M)
+    what = "free_floating_inverse_dynamics"
+    inputs = dict(q=q, v=v, a_joints=a_joints, f_ext=fext)
+    _state.finite_result(model, what, (tau, M), **inputs)
+    a[:6] = -np.linalg.solve(M[:6, :6], tau[:6])
+    K.rnea(*args, q, v, a, fext, tau, force)
+    _state.finite_result(model, what, (a, tau), **inputs)
     return FreeFloatingResult(base_acc=a[:6].copy(), tau=tau[6:], a=a)

@@ -49,18 +49,28 @@ def integrate(model, q, v, dt=1.0):
     dt = _finite(dt, "dt")
     out = np.empty(model.nq)
     K.integrate(model._ints, q, v, dt, out)
+    _state.finite_result(model, "integrate", (out,), q=q, v=v, dt=dt)
     return out
 
 
 def _finite(x, name, positive=False):
-    """A finite float (positive if asked), or a ValueError naming it."""
+    """A finite float (positive if asked), or a ValueError naming it (also for a string)."""
     try:
+        if isinstance(x, (str, bytes, bool, np.bool_)):
+            raise TypeError
         x = float(x)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {x!r}") from None
     if not np.isfinite(x) or (positive and x <= 0):
         raise ValueError(f"{name} must be {'positive and ' if positive else ''}finite, got {x}")
     return x
+
+
+def _positive_int(x, name):
+    """A positive integer (Python or numpy; not a float, not a bool), or a ValueError naming it."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 1:
+        raise ValueError(f"{name} must be a positive integer, got {x!r}")
+    return int(x)
 
 
 def difference(model, q0, q1):
@@ -184,14 +194,15 @@ def simulate_rk4(
 
     Parameters
     ----------
-    dt : float, step [s]
-    n_steps : int
+    dt : float, step [s], positive and finite
+    n_steps : int, positive (Python or numpy integer; a float is refused, not truncated)
     inputs : None, (nv,) array, or callable ``inputs(t) -> tau | (tau, f_ext)``
         Open-loop inputs, sampled at the RK4 stage times.
     controller : callable ``controller(t, q, v) -> tau | (tau, f_ext)``, optional
         Feedback law evaluated every ``control_every`` steps and held
         (zero-order hold); added to ``inputs``.
-    record_every : int, keep every k-th state (the last state is always kept).
+    control_every : int, positive; steps between two evaluations of ``controller``
+    record_every : int, positive; keep every k-th state (the last state is always kept)
 
     Returns
     -------
@@ -200,11 +211,9 @@ def simulate_rk4(
     q = _state.configuration(model, q0, "q0")
     v = _state.vector(v0, "v0", model.nv)
     dt = _finite(dt, "dt", positive=True)
-    if int(n_steps) != n_steps or n_steps < 1:
-        raise ValueError(f"n_steps must be a positive integer, got {n_steps}")
-    for name, k in (("control_every", control_every), ("record_every", record_every)):
-        if int(k) != k or k < 1:
-            raise ValueError(f"{name} must be a positive integer, got {k}")
+    n_steps = _positive_int(n_steps, "n_steps")
+    control_every = _positive_int(control_every, "control_every")
+    record_every = _positive_int(record_every, "record_every")
     held = (np.zeros(model.nv), np.zeros((model.nb, 6)))
 
     def total(t):
@@ -212,7 +221,7 @@ def simulate_rk4(
         return tau + held[0], f + held[1]
 
     ts, qs, vs = [0.0], [q], [v]
-    for n in range(int(n_steps)):
+    for n in range(n_steps):
         t = n * dt
         if controller is not None and n % control_every == 0:
             held = _inputs_at(model, controller(t, q, v), t)
@@ -253,7 +262,7 @@ def simulate_adaptive(
     t0, t1 = _finite(t_span[0], "t_span[0]"), _finite(t_span[1], "t_span[1]")
     if not t1 > t0:
         raise ValueError(f"t_span must have t1 > t0, got {t_span}")
-    t_eval = np.linspace(t0, t1, 101) if t_eval is None else np.asarray(t_eval, float)
+    t_eval = np.linspace(t0, t1, 101) if t_eval is None else _state.real_array(t_eval, "t_eval")
     if (
         t_eval.ndim != 1
         or not np.all(np.isfinite(t_eval))

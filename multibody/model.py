@@ -26,6 +26,12 @@ FREE       8     6    unit dual quaternion / body twist ``[w, v]``
 
 The joint motion subspaces ``S`` (paper ``H^``, in body coordinates, twist
 order ``[w, v]``) are ``[axis; 0]``, ``[0; axis]``, ``[I; 0]`` and ``I6``.
+
+Building validates every parameter (``ValueError`` naming the body or frame): finite
+values, unit axes and placements, physically valid inertias, and sane magnitudes --
+placements and centres of mass within :data:`MAX_LENGTH`, masses in
+:data:`MASS_RANGE`, principal moments in :data:`INERTIA_RANGE`, gravity within
+:data:`MAX_GRAVITY` -- so that no model that builds overflows on plausible states.
 """
 
 from dataclasses import dataclass, field
@@ -36,6 +42,20 @@ import numpy as np
 from dqspace.dq import dq_from_quat_translation, dq_identity, dq_unit_error
 
 __all__ = ["JointType", "Joint", "Body", "Frame", "Model", "dual_inertia_matrix"]
+
+# Sanity limits on the parameters of a model, checked at build (ValueError naming the body,
+# frame or quantity).  No robot comes near them -- a 1000 km link, a body of 1e12 kg (a
+# 1 km asteroid) or of a nanogram -- and within them the products the algorithms form
+# (m r^2, J w^2, ...) stay far from float64 overflow, so that a model that builds never
+# turns finite inputs of a plausible size into inf or NaN.
+#: Largest joint- or frame-placement translation and centre-of-mass offset [m].
+MAX_LENGTH = 1e6
+#: Accepted body masses [kg].
+MASS_RANGE = (1e-12, 1e12)
+#: Accepted principal moments of inertia about the centre of mass [kg m^2].
+INERTIA_RANGE = (1e-30, 1e24)
+#: Largest accepted magnitude of the uniform gravity [m/s^2].
+MAX_GRAVITY = 1e6
 
 
 class JointType(IntEnum):
@@ -145,8 +165,14 @@ def dual_inertia_matrix(mass, com, inertia_com):
 def _check_inertia(name, mass, com, inertia):
     if not np.isfinite(mass) or mass <= 0.0:
         raise ValueError(f"body {name!r}: mass must be positive and finite, got {mass}")
+    if not MASS_RANGE[0] <= mass <= MASS_RANGE[1]:
+        raise ValueError(
+            f"body {name!r}: mass {mass:.6g} kg is outside the accepted range "
+            f"[{MASS_RANGE[0]:g}, {MASS_RANGE[1]:g}] kg (a number in the wrong unit?)"
+        )
     if com.shape != (3,) or not np.all(np.isfinite(com)):
         raise ValueError(f"body {name!r}: com must be a finite 3-vector, got {com}")
+    _check_length(f"body {name!r}: com", com)
     if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
         raise ValueError(f"body {name!r}: inertia must be a finite 3x3 matrix, got {inertia}")
     asym = np.abs(inertia - inertia.T).max()
@@ -157,6 +183,12 @@ def _check_inertia(name, mass, com, inertia):
         raise ValueError(
             f"body {name!r}: inertia is not positive-definite (principal moments {ev.tolist()})"
         )
+    if ev[0] < INERTIA_RANGE[0] or ev[2] > INERTIA_RANGE[1]:
+        raise ValueError(
+            f"body {name!r}: principal moments of inertia {ev.tolist()} kg m^2 are outside "
+            f"the accepted range [{INERTIA_RANGE[0]:g}, {INERTIA_RANGE[1]:g}] kg m^2 "
+            "(a number in the wrong unit?)"
+        )
     tol = 1e-12 * ev.sum()
     if ev[0] + ev[1] < ev[2] - tol:
         raise ValueError(
@@ -165,12 +197,29 @@ def _check_inertia(name, mass, com, inertia):
         )
 
 
+#: numpy dtype kinds of real numbers: signed and unsigned integers, floats.  Strings
+#: (which numpy would parse, ``"1_0"`` as 10), complex numbers (whose imaginary part it
+#: would drop), booleans and objects are refused.
+_REAL_KINDS = "iuf"
+_F64 = np.dtype(np.float64)
+
+
+def _real_array(x, what):
+    """x as a float64 array, or a ValueError naming ``what`` if it does not hold real numbers."""
+    if type(x) is np.ndarray and x.dtype is _F64:
+        return x
+    try:
+        a = np.asarray(x)
+    except ValueError:  # a ragged nesting
+        raise ValueError(f"{what} must be an array of numbers of a regular shape") from None
+    if a.dtype.kind not in _REAL_KINDS:
+        raise ValueError(f"{what} must hold real numbers, got values of type {a.dtype}")
+    return a.astype(np.float64, copy=False)
+
+
 def _shaped(x, shape, what):
     """``x`` as a float array of the given shape, or a ValueError naming ``what``."""
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be numeric with shape {shape}, got {x!r}") from None
+    a = _real_array(x, what)
     if a.shape != shape:
         raise ValueError(f"{what} must have shape {shape}, got {a.shape}")
     return a
@@ -183,7 +232,24 @@ def _check_pose(what, x):
     err = dq_unit_error(x)
     if err > 1e-9:
         raise ValueError(f"{what} is not a unit dual quaternion (unit error {err:.3g})")
+    _check_length(f"{what} translation", 2.0 * x[4:])  # |r| = 2 |q_d| for a unit q^
     return x
+
+
+def _norm(x):
+    """Euclidean norm of a finite vector, scaled so that it cannot overflow."""
+    s = float(np.abs(x).max())
+    return s * float(np.linalg.norm(x / s)) if s > 0.0 else 0.0
+
+
+def _check_length(what, r):
+    """A ValueError naming ``what`` if the vector r (3,) or (4,) is longer than MAX_LENGTH [m]."""
+    n = _norm(r)
+    if n > MAX_LENGTH:
+        raise ValueError(
+            f"{what} is {n:.6g} m long, beyond the {MAX_LENGTH:g} m a model accepts "
+            "(a number in the wrong unit?)"
+        )
 
 
 class Model:
@@ -327,6 +393,11 @@ class Model:
             _check_inertia(name, self.mass[k], self.com[k], self.inertia_com[k])
         if not np.all(np.isfinite(self.gravity)):
             raise ValueError(f"gravity must be finite, got {self.gravity}")
+        if _norm(self.gravity) > MAX_GRAVITY:
+            raise ValueError(
+                f"gravity {self.gravity.tolist()} m/s^2 is larger than the {MAX_GRAVITY:g} m/s^2 "
+                "a model accepts"
+            )
 
     # -------------------------------------------------------------- builders
     @classmethod
@@ -367,8 +438,8 @@ class Model:
             parent=parent,
             joints=[b.joint for b in bodies],
             mass=[b.mass for b in bodies],
-            com=[np.asarray(b.com, float) for b in bodies],
-            inertia=[np.asarray(b.inertia, float) for b in bodies],
+            com=[b.com for b in bodies],
+            inertia=[b.inertia for b in bodies],
             frames=fr,
             gravity=gravity,
         )

@@ -30,7 +30,7 @@ from numba.experimental.function_type import _get_wrapper_address
 from numba.extending import typeof_impl
 
 from . import _sim, _state
-from .integrators import IntegrationError, Trajectory
+from .integrators import IntegrationError, Trajectory, _finite, _positive_int
 
 __all__ = [
     "INPUTS_SIG",
@@ -90,11 +90,44 @@ def _callback(fn):
         return w
 
 
-def _f64(x, name):
-    a = np.ascontiguousarray(x, dtype=np.float64)
+def _f64(x, name, ndim=None):
+    """x as a finite C-contiguous float64 array (of ``ndim`` dimensions if given)."""
+    a = np.ascontiguousarray(_state.real_array(x, name))
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains non-finite values")
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+        at = "".join(f"[{i}]" for i in bad)
+        raise ValueError(f"{name}{at} is not finite ({a[bad]})")
     return a
+
+
+def _memory(mem, shape, name="mem"):
+    """The callback's memory: the caller's own C-contiguous, writable float64 array."""
+    if mem is None:
+        return np.zeros(shape)
+    if not (
+        isinstance(mem, np.ndarray)
+        and mem.dtype == np.float64
+        and mem.flags.c_contiguous
+        and mem.flags.writeable
+    ):
+        raise ValueError(
+            f"{name} must be a C-contiguous, writable float64 array (the callback writes it)"
+        )
+    if mem.ndim != len(shape) or mem.shape[:-1] != shape[:-1]:
+        want = "(M,)" if len(shape) == 1 else f"({shape[0]}, M)"
+        raise ValueError(f"{name} must have shape {want}, got {mem.shape}")
+    return mem
+
+
+def _steps(n_steps, record_every):
+    """Checked (n_steps, record_every): positive integers, n_steps a multiple of record_every."""
+    n_steps = _positive_int(n_steps, "n_steps")
+    record_every = _positive_int(record_every, "record_every")
+    if n_steps % record_every:
+        raise ValueError(f"n_steps ({n_steps}) must be a multiple of record_every ({record_every})")
+    return n_steps, record_every
 
 
 def _status_error(status, t):
@@ -122,12 +155,18 @@ def simulate_compiled(
 
     Parameters
     ----------
+    q0 : (nq,), v0 : (nv,) initial state (any strides; copied)
+    dt : float, step [s], positive and finite
+    n_steps : int, positive (Python or numpy integer; a float is refused, not truncated)
     inputs : numba function compiled with ``INPUTS_SIG``, optional (default: no inputs)
     params : (P,) float array read by the callback (may be changed by ``hook``)
-    mem : (M,) float array the callback may write (its memory)
-    record_every : int, keep every k-th state (the initial state is always kept)
+    mem : (M,) C-contiguous, writable float64 array the callback may write (its memory)
+    record_every : int, positive, dividing n_steps; keep every k-th state (the
+        initial state is always kept)
+    t0 : float, initial time [s]
     hook : callable ``hook(t, q, v, params, mem)``, optional
         Python-level controller called before each chunk of ``hook_every`` steps.
+    hook_every : int, positive multiple of record_every (default 1)
 
     Returns
     -------
@@ -137,19 +176,18 @@ def simulate_compiled(
     """
     q = _state.configuration(model, q0, "q0").copy()
     v = _state.vector(v0, "v0", model.nv).copy()
-    if not dt > 0 or not np.isfinite(dt):
-        raise ValueError(f"dt must be positive and finite, got {dt}")
-    n_steps, record_every = int(n_steps), int(record_every)
-    if record_every < 1:
-        raise ValueError(f"record_every must be >= 1, got {record_every}")
+    dt, t0 = _finite(dt, "dt", positive=True), _finite(t0, "t0")
+    n_steps, record_every = _steps(n_steps, record_every)
     inputs = _callback(inputs)
-    params = _f64(np.zeros(0) if params is None else params, "params")
-    mem = np.zeros(0) if mem is None else mem
-    if not (isinstance(mem, np.ndarray) and mem.dtype == np.float64 and mem.flags.c_contiguous):
-        raise ValueError("mem must be a C-contiguous float64 array (the callback writes it)")
-    chunk = n_steps if hook is None else int(hook_every or 1)
-    if chunk % record_every and hook is not None:
-        raise ValueError("hook_every must be a multiple of record_every")
+    params = _f64(np.zeros(0) if params is None else params, "params", ndim=1)
+    mem = _memory(mem, (0,))
+    chunk = n_steps
+    if hook is not None:
+        if not callable(hook):
+            raise ValueError(f"hook must be callable, got {type(hook).__name__}")
+        chunk = _positive_int(1 if hook_every is None else hook_every, "hook_every")
+        if chunk % record_every:
+            raise ValueError("hook_every must be a multiple of record_every")
     ts, qs, vs = [t0], [q.copy()], [v.copy()]
     done = 0
     while done < n_steps:
@@ -188,8 +226,6 @@ def simulate_compiled(
         if good:
             q, v = Q[good - 1].copy(), V[good - 1].copy()
         done += n
-        if n % record_every:  # keep the exact final state even if not a record step
-            raise ValueError("n_steps must be a multiple of record_every")
     return Trajectory(np.array(ts), np.array(qs), np.array(vs))
 
 
@@ -232,14 +268,15 @@ def simulate_batch(
     Parameters
     ----------
     Q0 : (B, nq), V0 : (B, nv) initial states
+    dt : float, step [s], positive and finite
+    n_steps, record_every : positive integers, n_steps a multiple of record_every
     params : (B, P) per-trajectory parameters for the callback (or (P,), shared)
-    mem : (B, M) per-trajectory callback memory (written)
-    reals : (B, nb, 24), optional per-trajectory model parameters (the packed
+    mem : (B, M) per-trajectory callback memory, C-contiguous, writable float64 (written)
+    reals : (B, nb, 60), optional per-trajectory model parameters (the packed
         ``model._reals`` of models with the same topology, e.g. from
         :func:`stack_model_parameters`) for parameter sweeps over masses/inertias
     """
-    Q0 = np.ascontiguousarray(Q0, dtype=np.float64)
-    V0 = np.ascontiguousarray(V0, dtype=np.float64)
+    Q0, V0 = _f64(Q0, "Q0", ndim=2), _f64(V0, "V0", ndim=2)
     B = Q0.shape[0]
     if Q0.shape != (B, model.nq) or V0.shape != (B, model.nv):
         raise ValueError(
@@ -247,20 +284,22 @@ def simulate_batch(
         )
     for i in range(B):
         _state.configuration(model, Q0[i], f"Q0[{i}]")
-        _state.vector(V0[i], f"V0[{i}]", model.nv)
-    n_steps, record_every = int(n_steps), int(record_every)
-    if n_steps % record_every:
-        raise ValueError("n_steps must be a multiple of record_every")
-    params = np.zeros((B, 0)) if params is None else np.asarray(params, dtype=np.float64)
+    dt, t0 = _finite(dt, "dt", positive=True), _finite(t0, "t0")
+    n_steps, record_every = _steps(n_steps, record_every)
+    params = np.zeros((B, 0)) if params is None else _f64(params, "params")
     if params.ndim == 1:
-        params = np.broadcast_to(params, (B, params.shape[0]))
-    params = _f64(params, "params")
-    mem = np.zeros((B, 0)) if mem is None else np.ascontiguousarray(mem, dtype=np.float64)
+        params = np.ascontiguousarray(np.broadcast_to(params, (B, params.shape[0])))
+    if params.ndim != 2 or params.shape[0] != B:
+        raise ValueError(f"params must have shape (P,) or ({B}, P), got {params.shape}")
+    mem = _memory(mem, (B, 0))
     if reals is None:
         reals = np.broadcast_to(model._reals, (B, *model._reals.shape))
-    reals = np.ascontiguousarray(reals, dtype=np.float64)
+    reals = _f64(reals, "reals")
     if reals.shape != (B, *model._reals.shape):
-        raise ValueError(f"reals must have shape (B, nb, 24) = ({B}, {model.nb}, 24)")
+        raise ValueError(
+            f"reals must have shape (B, nb, {model._reals.shape[1]}) = "
+            f"({B}, {model.nb}, {model._reals.shape[1]}), got {reals.shape}"
+        )
     rows = n_steps // record_every
     Q = np.empty((B, rows + 1, model.nq))
     V = np.empty((B, rows + 1, model.nv))
@@ -275,8 +314,8 @@ def simulate_batch(
         model.gravity,
         Q0,
         V0,
-        float(t0),
-        float(dt),
+        t0,
+        dt,
         n_steps,
         record_every,
         inputs,
@@ -292,7 +331,7 @@ def simulate_batch(
 
 
 def stack_model_parameters(models):
-    """(B, nb, 24) packed parameters of models that share one topology (for simulate_batch)."""
+    """(B, nb, 60) packed parameters of models that share one topology (for simulate_batch)."""
     base = models[0]
     for m in models[1:]:
         if not (np.array_equal(m._ints, base._ints)):
@@ -302,7 +341,7 @@ def stack_model_parameters(models):
 
 def forward_dynamics_batch(model, Q, V, TAU):
     """Accelerations (B, nv) for B states at once, in parallel (no external wrenches)."""
-    Q, V, TAU = (_f64(x, n) for x, n in ((Q, "Q"), (V, "V"), (TAU, "TAU")))
+    Q, V, TAU = (_f64(x, n, ndim=2) for x, n in ((Q, "Q"), (V, "V"), (TAU, "TAU")))
     B = Q.shape[0]
     if Q.shape != (B, model.nq) or V.shape != (B, model.nv) or TAU.shape != (B, model.nv):
         raise ValueError(f"Q must be (B, {model.nq}), V and TAU (B, {model.nv})")
@@ -312,16 +351,27 @@ def forward_dynamics_batch(model, Q, V, TAU):
         model._ints, model._reals, model.gravity, Q, V, TAU, A, chunks
     ):
         raise ValueError("the mass matrix is not positive-definite for some state")
+    _finite_rows(model, "forward_dynamics_batch", A, q=Q, v=V, tau=TAU)
     return A
 
 
 def inverse_dynamics_batch(model, Q, V, A):
     """Generalized forces (B, nv) for B states at once, in parallel (no external wrenches)."""
-    Q, V, A = (_f64(x, n) for x, n in ((Q, "Q"), (V, "V"), (A, "A")))
+    Q, V, A = (_f64(x, n, ndim=2) for x, n in ((Q, "Q"), (V, "V"), (A, "A")))
     B = Q.shape[0]
     if Q.shape != (B, model.nq) or V.shape != (B, model.nv) or A.shape != (B, model.nv):
         raise ValueError(f"Q must be (B, {model.nq}), V and A (B, {model.nv})")
     TAU = np.empty((B, model.nv))
     chunks = _sim.batch_chunks(Q.shape[0])
     _sim.inverse_dynamics_batch(model._ints, model._reals, model.gravity, Q, V, A, TAU, chunks)
+    _finite_rows(model, "inverse_dynamics_batch", TAU, q=Q, v=V, a=A)
     return TAU
+
+
+def _finite_rows(model, what, out, **inputs):
+    """Raise :func:`_state.overflow_error` for the first non-finite row of out (B, nv)."""
+    bad = np.flatnonzero(~np.isfinite(out).all(axis=1))
+    if bad.size:
+        i = int(bad[0])
+        rows = {f"{k.upper()}[{i}]": x[i] for k, x in inputs.items()}
+        raise _state.overflow_error(model, f"{what}, state {i}", **rows)

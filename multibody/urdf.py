@@ -41,7 +41,11 @@ Validation (``ValueError`` naming the link or joint)
   a joint type other than the four above (``floating``, ``planar``, ...), a
   joint naming an unknown link, a link that is the child of several joints,
   several root links, no root or links unreachable from the root (a cycle).
-* Numbers: non-numeric or non-finite values, wrong counts, a non-unit axis.
+* Numbers: anything but plain decimal numbers (``1_0``, ``nan``, ``inf``, ``0x1``
+  and non-ASCII digits are refused, though Python's ``float`` reads some of them),
+  wrong counts, a non-unit axis, an ``<origin xyz>`` longer than
+  :data:`~dqspace.multibody.model.MAX_LENGTH` (1e6 m), and masses and inertias outside
+  the sane ranges every :class:`Model` checks (``MASS_RANGE``, ``INERTIA_RANGE``).
 * Mass: ``<inertial>`` is optional, as in URDF (a link without it is a
   massless frame); if present it must be complete (``<mass value>``, all six
   ``<inertia>`` attributes), with a positive mass and a physically valid
@@ -57,8 +61,10 @@ independent coordinate, as in Pinocchio's default), ``<visual>``,
 ``<collision>``, transmissions, Gazebo tags.
 """
 
+import codecs
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
@@ -75,7 +81,16 @@ from dqspace.dq import (
     translation_from_dq,
 )
 
-from .model import Body, Frame, Joint, JointType, Model, _check_inertia
+from .model import (
+    Body,
+    Frame,
+    Joint,
+    JointType,
+    Model,
+    _check_inertia,
+    _check_length,
+    _shaped,
+)
 
 __all__ = ["model_from_urdf"]
 
@@ -88,6 +103,11 @@ _JOINT_TYPES = {
 _UNSUPPORTED = ("floating", "planar")
 #: Accepted distance of a joint axis from unit length.
 AXIS_TOL = 1e-9
+#: A URDF number: optional sign, ASCII digits with an optional decimal point, optional exponent.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NONFINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+#: What may precede the ``<`` of XML text: a byte-order mark and white space.
+_XML_LEAD = "\ufeff \t\r\n"
 
 
 @dataclass(frozen=True)
@@ -111,15 +131,19 @@ class _UJoint:
 
 
 def _floats(text, n, what):
-    """n finite floats from a whitespace-separated attribute value."""
+    """n finite floats from a whitespace-separated attribute value.
+
+    Each must be a plain decimal number (``[+-]digits[.digits][e[+-]digits]``, ASCII
+    digits): Python's ``float`` also reads ``1_0`` (as 10), ``nan``, ``infinity`` and
+    non-ASCII digits, which are not URDF numbers.
+    """
     parts = str(text).split()
-    try:
-        vals = [float(p) for p in parts]
-    except ValueError:
-        raise ValueError(f"{what} must be {n} numbers, got {text!r}") from None
-    if len(vals) != n:
+    if len(parts) == n and any(_NONFINITE.fullmatch(p) for p in parts):
+        raise ValueError(f"{what} must be finite, got {text!r}")
+    if len(parts) != n or not all(_NUMBER.fullmatch(p) for p in parts):
         raise ValueError(f"{what} must be {n} numbers, got {text!r}")
-    if not all(math.isfinite(x) for x in vals):
+    vals = [float(p) for p in parts]
+    if not all(math.isfinite(x) for x in vals):  # beyond float64: 1e400
         raise ValueError(f"{what} must be finite, got {text!r}")
     return np.array(vals)
 
@@ -138,6 +162,7 @@ def _origin(el, what):
     if o is None:
         return np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3)
     xyz = _floats(o.get("xyz", "0 0 0"), 3, f"{what} <origin xyz>")
+    _check_length(f"{what} <origin xyz>", xyz)
     rpy = _floats(o.get("rpy", "0 0 0"), 3, f"{what} <origin rpy>")
     return _quat_from_rpy(rpy), xyz
 
@@ -223,15 +248,7 @@ def _parse_joint(el, links):
 
 
 def _read_root(source):
-    if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
-        text = source
-    elif isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:  # bytes: the XML declaration chooses the encoding
-            text = fh.read()
-    else:
-        raise ValueError(
-            f"path_or_xml_string must be a path or a URDF string, got {type(source).__name__}"
-        )
+    text = _xml_text(source)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as e:
@@ -239,6 +256,31 @@ def _read_root(source):
     if root.tag != "robot":
         raise ValueError(f"the URDF root element must be <robot>, got <{root.tag}>")
     return root
+
+
+def _xml_text(source):
+    """The XML of ``path_or_xml_string``: the text itself, or the file's bytes.
+
+    A string is XML text when it starts with ``<`` after an optional byte-order mark and
+    white space; bytes (given, or read from the file) are always XML text, their
+    encoding chosen by the declaration or a BOM.  A leading BOM (UTF-8 for bytes) and
+    white space are dropped: the parser accepts no white space before a declaration.
+    """
+    if isinstance(source, str) and source.lstrip(_XML_LEAD).startswith("<"):
+        return source.lstrip(_XML_LEAD)
+    if isinstance(source, bytes):
+        return source.removeprefix(codecs.BOM_UTF8).lstrip(b" \t\r\n")
+    if not isinstance(source, (str, os.PathLike)):
+        raise ValueError(
+            f"path_or_xml_string must be a path or a URDF string, got {type(source).__name__}"
+        )
+    if isinstance(source, str) and "<" in source and not os.path.isfile(source):
+        raise ValueError(
+            "path_or_xml_string is neither a file nor URDF text (XML text must start with '<', "
+            f"after an optional byte-order mark and white space): {source[:40]!r}..."
+        )
+    with open(source, "rb") as fh:
+        return _xml_text(fh.read())
 
 
 # -------------------------------------------------------------------- the builder
@@ -261,7 +303,8 @@ def model_from_urdf(path_or_xml_string, *, floating=False, root_name=None, frame
     Parameters
     ----------
     path_or_xml_string : str, bytes or os.PathLike
-        A path to a ``.urdf`` file, or the XML itself (a string starting with ``<``).
+        A path to a ``.urdf`` file, or the XML itself: bytes, or a string starting with
+        ``<`` after an optional byte-order mark and white space.
     floating : bool
         Join the root link to the inertial frame with a FREE joint (floating base);
         otherwise the root is fixed at the inertial origin.
@@ -389,7 +432,8 @@ def model_from_urdf(path_or_xml_string, *, floating=False, root_name=None, frame
             if f.body not in link_body:
                 raise ValueError(f"frame {f.name!r}: no link named {f.body!r}; links: {order}")
             b, X = link_body[f.body]
-            fr.append(Frame(f.name, b, dq_mul(X, np.asarray(f.placement, float))))
+            place = _shaped(f.placement, (8,), f"frame {f.name!r} placement")
+            fr.append(Frame(f.name, b, dq_mul(X, place)))
         else:
             fr.append(f)
     return Model.build(bodies, fr, gravity=gravity)
