@@ -81,7 +81,7 @@ from dqspace.multibody import (
 
 from . import _inputs
 from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
-from .metrics import ALLOC_STATUS, degradations, summarize
+from .metrics import ALLOC_STATUS, METRICS, degradations, summarize
 from .results import OutputError, OutputLocked, Results, ResultWriter, SeriesInfo, package_version
 from .storage import MANIFEST, PARTIAL, format_bytes
 from .system import build_system, thruster_faults
@@ -472,9 +472,10 @@ def _annotate(sim, res, t_wall):
     """Add metrics, degradations, timing and the environment to ``res.manifest``."""
     m = res.manifest
     n = len(res.t)
-    m["metrics"], m["degraded"] = {}, []
+    m["metrics"], m["metric_units"], m["degraded"] = {}, {}, []
     if sim.closed and n:
         m["metrics"] = summarize(res)
+        m["metric_units"] = {k: METRICS[k][0] for k in m["metrics"] if k in METRICS}
         messages, events = degradations(res)
         dead = [e["t"] for e in m["events"] if e["event"] == _NO_THRUSTER]
         if dead:

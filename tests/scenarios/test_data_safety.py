@@ -547,6 +547,9 @@ def test_the_manifest_records_metrics_timing_and_the_environment(tmp_path):
     assert m["machine"]["cpu_count"] == os.cpu_count()
     assert m["machine"]["hostname"] == socket.gethostname()
     assert all(s["unit"] for s in m["series"].values()) and set(m["series"]) == set(res.data)
+    assert m["metric_units"]["base_pos_err_max"] == "m" and set(m["metric_units"]) == set(
+        m["metrics"]
+    )
 
 
 def test_steering_saturation_is_reported_as_a_degradation():
