@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dqspace.multibody import (
+from ..multibody import (
     Reference,
     forward_kinematics,
     frame_jacobian,
@@ -38,7 +38,6 @@ from dqspace.multibody import (
     inverse_dynamics,
     mass_matrix,
 )
-
 from .ik import IKResult, arm_coordinates, right_inverse, solve_ik
 from .pose_error import PoseError, pose_error
 from .trajectories import JointReference

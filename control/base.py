@@ -25,9 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dqspace.dq import frame_change, swap
-from dqspace.multibody import inverse_dynamics
-
+from ..dq import frame_change, swap
+from ..multibody import inverse_dynamics
 from .pd import PDGains, _root_state, dual_pd
 from .pose_error import PoseError, pose_error
 

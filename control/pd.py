@@ -28,8 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dqspace.dq import swap
-
+from ..dq import swap
 from .pose_error import PoseError, pose_error
 
 __all__ = ["PDGains", "State", "PDCommand", "dual_pd", "DualPD"]

@@ -74,7 +74,7 @@ def _setup_logging(verbosity):
 
 def _compile_notice(what="the run"):
     """Say, before anything is compiled, that the first run compiles the kernels."""
-    from dqspace._numba_cache import cache_dir, caches_are_warm
+    from .._numba_cache import cache_dir, caches_are_warm
 
     if not caches_are_warm():
         log.info(
@@ -261,7 +261,7 @@ def _cmd_demo(args):
     """A short tour of the dual-quaternion algebra."""
     import numpy as np
 
-    from dqspace.dq import DualQuaternion, frame_change
+    from ..dq import DualQuaternion, frame_change
 
     np.set_printoptions(precision=4, suppress=True)
     T_IB = DualQuaternion.from_rpy_deg([0.0, 0.0, 90.0], [1.0, 0.0, 0.0])
@@ -443,7 +443,7 @@ def main(argv=None):
 
 def _classify(exc):
     """(exit status, one-line message) of an exception escaping a command."""
-    from dqspace._numba_cache import BuildLockTimeout
+    from .._numba_cache import BuildLockTimeout
 
     if isinstance(exc, _UserError):
         return USER_ERROR, _first_line(exc)

@@ -69,16 +69,15 @@ from importlib import metadata
 
 import numpy as np
 
-from dqspace.actuators import AllocationStatus, steer
-from dqspace.control import State
-from dqspace.dq import dq_conj, dq_log, dq_mul, translation_from_dq
-from dqspace.multibody import (
+from ..actuators import AllocationStatus, steer
+from ..control import State
+from ..dq import dq_conj, dq_log, dq_mul, translation_from_dq
+from ..multibody import (
     IntegrationError,
     frame_pose,
     simulate_adaptive,
     simulate_compiled,
 )
-
 from . import _inputs
 from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
 from .metrics import ALLOC_STATUS, METRICS, degradations, summarize

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dqspace.actuators import (
+from ..actuators import (
     Allocator,
     FaultKind,
     PulseModulator,
@@ -28,7 +28,7 @@ from dqspace.actuators import (
     paper_thruster_set,
     pyramid_cluster,
 )
-from dqspace.control import (
+from ..control import (
     IIWA_JOINT_LIMITS,
     ArmController,
     BaseController,
@@ -39,8 +39,8 @@ from dqspace.control import (
     PoseReference,
     solve_ik,
 )
-from dqspace.dq import dq_from_quat_translation, dq_from_rpy_deg, quat_from_rpy_deg
-from dqspace.multibody import Body, Joint, JointType, mass_matrix, models
+from ..dq import dq_from_quat_translation, dq_from_rpy_deg, quat_from_rpy_deg
+from ..multibody import Body, Joint, JointType, mass_matrix, models
 
 __all__ = ["System", "build_system", "TimeWarp"]
 
@@ -140,7 +140,7 @@ def build_system(cfg):
         bodies = bare.bodies()
         b0 = bodies[0]
         bodies[0] = Body(b0.name, None, b0.joint, m, c, J)
-        from dqspace.multibody import Model
+        from ..multibody import Model
 
         controller_model = Model.build(bodies, bare.frames)
         steering = SteeringLaw.for_cluster(
@@ -237,7 +237,7 @@ def build_system(cfg):
 
 def _base_only(model):
     """The base body of a model, alone (for the locked cluster's composite inertia)."""
-    from dqspace.multibody import Model
+    from ..multibody import Model
 
     b = model.bodies()[0]
     return Model.build([Body(b.name, None, Joint(JointType.FREE), b.mass, b.com, b.inertia)])
