@@ -8,7 +8,9 @@ the ``2 n`` points ``x +- s e_i`` of the ``n`` keys (``s = log step``) as one ba
 variants, run in parallel by :func:`dqspace.scenarios.sweep.sweep`.  The best poll
 point replaces the centre if it lowers the objective; otherwise ``s`` is halved.
 The search stops when the poll factor ``exp(s)`` falls below ``min_step``
-(converged) or after ``max_batches`` batches.
+(converged) or after ``max_batches`` batches (not converged: the gains are then the best
+found so far, not an optimum; :attr:`TuneResult.converged` and :attr:`TuneResult.reason`
+say which, and so does the result's ``repr``).
 
 Why this search: the metrics are not smooth in the gains (thruster pulses are
 quantised), which defeats gradient and quasi-Newton methods; Nelder-Mead evaluates
@@ -33,9 +35,9 @@ from .variants import _resolved_value, scenario_with, variant_id
 __all__ = ["TuneResult", "tune"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TuneResult:
-    """Outcome of :func:`tune`.
+    """Outcome of :func:`tune`; ``repr`` (and :meth:`summary`) state whether it converged.
 
     Attributes
     ----------
@@ -50,8 +52,13 @@ class TuneResult:
         ``objective`` and one ``factor:<key>`` column per tuned key
     n_batches : int, batches of parallel runs
     n_evaluations : int, distinct variants evaluated (run, or read from ``out``)
-    converged : bool, True if the step fell below ``min_step``
+    converged : bool, True if the poll factor fell below ``min_step``; False if the
+        search stopped on ``max_batches`` (``best`` is then the best point found so far,
+        not an optimum: raise ``max_batches`` or ``min_step``, or start closer)
     step : float, the poll factor at the end (below ``min_step`` if converged)
+    reason : str, why the search stopped, in words (``"poll step x1.19 below min_step
+        x1.2"`` or ``"max_batches = 5 reached with the poll step still x2 (min_step x1.2);
+        the last batch still lowered the objective"``)
     """
 
     best: dict
@@ -66,6 +73,25 @@ class TuneResult:
     n_evaluations: int
     converged: bool
     step: float
+    reason: str
+
+    def summary(self):
+        """Several lines of text: converged or not and why, the objective from start to
+        best, the runs, and each tuned key's value and factor over the base value."""
+        status = "converged" if self.converged else "NOT converged"
+        lines = [
+            f"tune: {status}: {self.reason}",
+            f"objective {self.start_objective:.6g} (start) -> {self.objective:.6g} "
+            f"({'tuned' if self.converged else 'best so far'}), "
+            f"{self.n_evaluations} runs in {self.n_batches} batches",
+        ]
+        width = max(len(k) for k in self.best)
+        for key, value in self.best.items():
+            lines.append(f"  {key:<{width}} = {value}  (x{self.factors[key]:.4g})")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return self.summary()
 
 
 def _round(x, digits=6):
@@ -148,6 +174,8 @@ def tune(
     Returns
     -------
     TuneResult
+        ``converged`` and ``reason`` say whether the search converged or stopped on
+        ``max_batches``; its ``repr`` starts with that.
 
     Notes
     -----
@@ -235,7 +263,7 @@ def tune(
     x = clip([0.0] * len(keys))
     s, s_min = math.log(step), math.log(min_step)
     n_batches = 0
-    converged = False
+    converged = moved = False
     with connect(scheduler, workers) as client:
         results, n_new = evaluate([x, *poll(x, s)], 1, client)
         n_batches = 1
@@ -243,7 +271,8 @@ def tune(
         start = centre
         while True:
             cand = min(results[1:], key=lambda r: r[2], default=None)
-            if cand is not None and cand[2] < centre[2]:
+            moved = cand is not None and cand[2] < centre[2]
+            if moved:
                 x, centre = cand[0], cand
             else:
                 s /= 2.0
@@ -262,6 +291,9 @@ def tune(
             results, n_new = evaluate([x, *pts], n_batches + 1, client)
             if n_new:
                 n_batches += 1
+    reason = _stop_reason(converged, math.exp(s), min_step, max_batches, moved)
+    if progress:
+        print(f"tune: {'converged' if converged else 'NOT converged'}: {reason}", file=sys.stderr)
     best_x, best_row, best_J = centre
     best = overrides(best_x)
     sc_best, _ = scenario_with(scenario, best, "tune best")
@@ -279,4 +311,16 @@ def tune(
         n_evaluations=len(seen),
         converged=converged,
         step=math.exp(s),
+        reason=reason,
+    )
+
+
+def _stop_reason(converged, step, min_step, max_batches, moved):
+    """Why the search stopped, in words (see :attr:`TuneResult.reason`)."""
+    if converged:
+        return f"poll step x{step:.4g} below min_step x{min_step:.4g}"
+    return (
+        f"max_batches = {max_batches} reached with the poll step still x{step:.4g} "
+        f"(min_step x{min_step:.4g}); the last batch "
+        + ("still lowered the objective" if moved else "did not lower the objective")
     )

@@ -1,5 +1,6 @@
 """Gain tuning by parallel compass search: a known optimum, bounds, failures, caching,
-the chosen gains' metrics against a direct run, and bad input."""
+the chosen gains' metrics against a direct run, converged / not-converged reporting, and bad
+input."""
 
 import math
 
@@ -137,3 +138,68 @@ def test_bad_tuning_arguments_raise_naming_the_culprit(params, kwargs, needle):
     with pytest.raises(ValueError) as exc:
         tune(sc, params, objective, scheduler="synchronous", progress=False, **kwargs)
     assert needle in str(exc.value)
+
+
+def _log_distance_to(target, key="base_controller.kp_trans"):
+    """Objective of a sweep row: squared log-distance of its kp_trans to ``target`` (read from
+    the row's override column: no metric involved)."""
+
+    def objective(row):
+        return math.log(row[key][0] / target) ** 2
+
+    return objective
+
+
+def test_a_search_whose_step_falls_below_min_step_reports_converged():
+    # optimum at twice the base kp_trans (600): batch 1 moves to 1200 (objective 0), batch 2
+    # polls 2400 (600 is known) and fails, the step halves to sqrt(2) < min_step = 1.5
+    sc = load_scenario("station-keeping", TINY)
+    r = tune(
+        sc,
+        {"base_controller.kp_trans": (0.5, 16.0)},
+        _log_distance_to(1200.0),
+        step=2.0,
+        min_step=1.5,
+        max_batches=5,
+        scheduler="synchronous",
+        progress=False,
+    )
+    assert r.best["base_controller.kp_trans"] == [1200.0, 1200.0, 1200.0]
+    assert r.converged and r.n_batches == 2 and r.n_evaluations == 4
+    assert r.step == pytest.approx(math.sqrt(2.0), rel=1e-12)
+    assert r.reason == "poll step x1.414 below min_step x1.5"
+    text = repr(r)
+    assert text.startswith("tune: converged: poll step x1.414 below min_step x1.5")
+    assert "NOT" not in text and "(tuned)" in text
+    assert "base_controller.kp_trans = [1200.0, 1200.0, 1200.0]  (x2)" in text
+    assert r.summary() == text == str(r)
+
+
+@pytest.mark.parametrize(
+    "target, max_batches, step, moved",
+    [
+        (4800.0, 2, 2.0, "still lowered"),  # 600 -> 1200 -> 2400, still moving when stopped
+        (600.0, 1, math.sqrt(2.0), "did not lower"),  # optimum at the start: halved once
+    ],
+)
+def test_a_search_stopped_by_max_batches_reports_not_converged(target, max_batches, step, moved):
+    sc = load_scenario("station-keeping", TINY)
+    r = tune(
+        sc,
+        {"base_controller.kp_trans": (0.5, 16.0)},
+        _log_distance_to(target),
+        step=2.0,
+        min_step=1.05,
+        max_batches=max_batches,
+        scheduler="synchronous",
+        progress=False,
+    )
+    assert not r.converged and r.n_batches == max_batches
+    assert r.step == pytest.approx(step, rel=1e-12) and r.step >= 1.05
+    assert r.reason == (
+        f"max_batches = {max_batches} reached with the poll step still x{step:.4g} "
+        f"(min_step x1.05); the last batch {moved} the objective"
+    )
+    text = repr(r)
+    assert text.startswith(f"tune: NOT converged: {r.reason}")
+    assert "(best so far)" in text and "(tuned)" not in text
