@@ -30,8 +30,8 @@ import pinocchio as pin
 from _timing import fmt_time, machine, measure, table
 from numba import njit
 
-from dqspace.multibody import _aba as A
 from dqspace.multibody import forward_dynamics, models
+from dqspace.multibody import kernels as A
 from dqspace.multibody.articulated import forward_dynamics_aba
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -75,8 +75,8 @@ def bench(name, model, repeats):
     t_pin = r["pin"][0]
     rows = [
         ("dqspace `forward_dynamics_aba` (public)", r["public"]),
-        ("dqspace `_aba.aba` kernel from Python", r["kernel"]),
-        ("dqspace `_aba.aba` in a compiled loop", r["loop"]),
+        ("dqspace `kernels.aba` kernel from Python", r["kernel"]),
+        ("dqspace `kernels.aba` in a compiled loop", r["loop"]),
         ('dqspace `forward_dynamics(method="matrix")`', r["matrix"]),
         ("Pinocchio `pin.aba` from Python", r["pin"]),
     ]

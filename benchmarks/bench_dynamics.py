@@ -16,8 +16,8 @@ Timed, all side by side in one run (``_timing.measure``):
 * **dqspace, public call** — ``mass_matrix(model, q)``,
   ``inverse_dynamics(model, q, v, a)``, ``forward_dynamics(model, q, v, tau)``:
   exactly what a user calls, with its validation and allocation of the result;
-* **dqspace, compiled kernel alone** — ``_kernels.crba``, ``_kernels.rnea``,
-  ``_aba.aba`` (the default method of ``forward_dynamics``) on pre-validated arrays with
+* **dqspace, compiled kernel alone** — ``kernels.crba``, ``kernels.rnea``,
+  ``kernels.aba`` (the default method of ``forward_dynamics``) on pre-validated arrays with
   pre-allocated outputs: the difference to the public call is the Python
   wrapper's cost;
 * **profile** — the kernel's time split into the cost of calling a compiled
@@ -40,9 +40,9 @@ import pinocchio as pin
 from _timing import fmt_time, machine, measure, table, verdict
 from numba import njit
 
-from dqspace.multibody import _aba as A
-from dqspace.multibody import _kernels as K
 from dqspace.multibody import forward_dynamics, inverse_dynamics, mass_matrix, models
+from dqspace.multibody import kernels as A
+from dqspace.multibody import kernels as K
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.pin_bridge import q_to_pin, to_pinocchio, v_from_pin, v_to_pin  # noqa: E402

@@ -90,10 +90,13 @@ from dqspace.multibody import (
     simulate_batch,
     simulate_compiled,
 )
-from dqspace.multibody import _aba as A
-from dqspace.multibody import _kernels as K
-from dqspace.multibody import _sim as S
+from dqspace.multibody import kernels as K
 from dqspace.multibody import simulation as SIM
+from dqspace.multibody.kernels import articulated as A
+from dqspace.multibody.kernels import frames as F
+from dqspace.multibody.kernels import kinematics as KIN
+from dqspace.multibody.kernels import sim as S
+from dqspace.multibody.kernels.layout import ABA_WIDTH, ART_INERTIA, BIAS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -212,7 +215,7 @@ def pin_rk4(pm, pd, q, v, dt, n_steps):
 # ------------------------------------------------------------------ compiled profiling loops
 # Loops over the ABA's passes and helpers are compiled with ``_nrt=False`` as the package's
 # passes are (no reference counting of the array arguments per call), so that each part
-# costs what it costs inside ``_aba.aba``.
+# costs what it costs inside ``kernels.aba``.
 
 
 @njit
@@ -255,14 +258,14 @@ def _vel_art_loop(n, ints, reals, q, v, tau, fext, W):
 def _twist_loop(n, ints, reals, q, v, W):
     for _ in range(n):
         for k in range(ints.shape[0]):
-            K._twist_step(ints, reals, k, q, v, W)
+            KIN._twist_step(ints, reals, k, q, v, W)
 
 
 @njit(_nrt=False)
 def _transform_loop(n, ints, reals, q, W):
     for _ in range(n):
         for k in range(ints.shape[0]):
-            K._joint_transform(ints, reals, k, q, W)
+            F._joint_transform(ints, reals, k, q, W)
 
 
 @njit(_nrt=False)
@@ -271,20 +274,20 @@ def _inertia_copy_loop(n, P0, W):
     for _ in range(n):
         for k in range(P0.shape[0]):
             for j in range(36):
-                W[k, A._P + j] = P0[k, j]
+                W[k, ART_INERTIA + j] = P0[k, j]
 
 
 @njit(_nrt=False)
 def _vwrench_loop(n, ints, reals, W, fext):
     for _ in range(n):
         for k in range(ints.shape[0]):
-            f0, f1, f2, t0, t1, t2 = K._velocity_wrench(reals, k, W, fext)
-            W[k, A._Z] = t0
-            W[k, A._Z + 1] = t1
-            W[k, A._Z + 2] = t2
-            W[k, A._Z + 3] = f0
-            W[k, A._Z + 4] = f1
-            W[k, A._Z + 5] = f2
+            f0, f1, f2, t0, t1, t2 = KIN._velocity_wrench(reals, k, W, fext)
+            W[k, BIAS] = t0
+            W[k, BIAS + 1] = t1
+            W[k, BIAS + 2] = t2
+            W[k, BIAS + 3] = f0
+            W[k, BIAS + 4] = f1
+            W[k, BIAS + 5] = f2
 
 
 @njit
@@ -415,9 +418,9 @@ def section_single(model, pm, pd, rng, repeats):
         ("dqspace `forward_dynamics(model, q, v, tau)` (default: ABA)", r["fd"]),
         ("dqspace `forward_dynamics_aba(model, q, v, tau)`", r["aba"]),
         ("Pinocchio `pin.aba(model, data, q, v, tau)`", r["pin"]),
-        ("profile: `_aba.aba_checked` kernel from Python (checks + ABA)", r["kernel"]),
+        ("profile: `kernels.aba_checked` kernel from Python (checks + ABA)", r["kernel"]),
         ("profile: empty compiled function, the same 8 arguments", r["empty"]),
-        ("profile: `_aba.aba` in a compiled loop (arithmetic + workspace)", r["loop"]),
+        ("profile: `kernels.aba` in a compiled loop (arithmetic + workspace)", r["loop"]),
         ("profile: Pinocchio's C++ ABA alone (`abaInParallel`, 1 thread)", r["cpp"]),
         ("profile: wrapper part `np.ascontiguousarray(q, float64)` (1 of 3)", r["contig"]),
         ("profile: wrapper part `np.empty(13)` (the result)", r["npempty"]),
@@ -482,7 +485,7 @@ def section_batch(model, pm, pd, rng, repeats):
         ("Python loop over `pin.aba` (list comprehension)", r["loop"]),
         (f"Pinocchio `abaInParallel` (C++, {nthreads} threads; information)", r["par"]),
         ("Pinocchio `abaInParallel` (C++, 1 thread; information)", r["par1"]),
-        ("profile: `_aba.aba` in a compiled loop, one thread", r["arith"]),
+        ("profile: `kernels.aba` in a compiled loop, one thread", r["arith"]),
     ]
     print(
         table(
@@ -628,7 +631,7 @@ def section_profile(model, m, d, r_sim, repeats):
     fext = np.zeros((model.nb, 6))
     a = np.empty(model.nv)
     out_q, out_v = np.empty(model.nq), np.empty(model.nv)
-    W = np.empty((model.nb + 2, A._STRIDE))
+    W = np.empty((model.nb + 2, ABA_WIDTH))
     A._aba(ints, reals, g, q, v, tau, fext, a, W)  # fill W (P0 below: the real inertias)
     cb = SIM._callback(None)
     params, mem = np.zeros(0), np.zeros(0)
@@ -640,7 +643,7 @@ def section_profile(model, m, d, r_sim, repeats):
               dexp_loop=_dexpinv_loop, cb_loop=_callback_loop,
               tw_loop=_twist_loop, tr_loop=_transform_loop,
               cp_loop=_inertia_copy_loop, vw_loop=_vwrench_loop,
-              P0=np.ascontiguousarray(W[: model.nb, A._P : A._P + 36]).copy(),
+              P0=np.ascontiguousarray(W[: model.nb, ART_INERTIA : ART_INERTIA + 36]).copy(),
               mujoco=mujoco, m=m, d=d)  # fmt: skip
     mujoco.mj_resetData(m, d)
     d.qpos[:], d.qvel[:] = q_to_mujoco(model, q), v_to_mujoco(model, q, v)
@@ -677,7 +680,7 @@ def section_profile(model, m, d, r_sim, repeats):
     step_roll = r_sim["roll"][2] / N_STEPS
     step_pin = r_sim["pin"][2] / N_STEPS
     parts = [
-        ("4 x ABA on the trajectory's workspace (`_aba._aba`, fext = 0)", 4 * t["ws"]),
+        ("4 x ABA on the trajectory's workspace (`kernels._aba`, fext = 0)", 4 * t["ws"]),
         ("  of which: velocity pass", 4 * t["vel"]),
         ("    - frames, twists, velocity products (`_twist_step`)", 4 * t["tw"]),
         ("      of which the joint transforms (sin/cos, products, R)", 4 * t["tr"]),
@@ -696,7 +699,7 @@ def section_profile(model, m, d, r_sim, repeats):
         f"{repeats} rounds)"
     )
     rows = [(lab, fmt_time(x), f"{x / step_dq:.0%}") for lab, x in parts]
-    rows.append(("dqspace RK4 step (`_sim.rk4_loop`)", fmt_time(step_dq), "100%"))
+    rows.append(("dqspace RK4 step (`kernels.sim.rk4_loop`)", fmt_time(step_dq), "100%"))
     rows.append(("MuJoCo `mj_step` RK4 from Python", fmt_time(step_mj), f"{step_mj / step_dq:.0%}"))
     rows.append(("MuJoCo step inside `rollout` (C loop)", fmt_time(step_roll), ""))
     rows.append(("MuJoCo `mj_forward` from Python (one evaluation)", fmt_time(t["fwd"]), ""))

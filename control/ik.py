@@ -33,11 +33,11 @@ from enum import Enum
 import numpy as np
 from numba import njit
 
-from dqspace.dq import _kernels as D
-from dqspace.dq._checks import check_unit_dq
-from dqspace.multibody import _kernels as K
-from dqspace.multibody.kinematics import _frame_target
-from dqspace.multibody.model import JointType
+from ..dq import kernels as D
+from ..dq.checks import check_unit_dq
+from ..multibody import kernels as K
+from ..multibody.kinematics import frame_target
+from ..multibody.model import JointType
 
 __all__ = [
     "IIWA_JOINT_LIMITS",
@@ -202,7 +202,7 @@ def solve_ik(
             raise ValueError(f"{name} must be positive and finite, got {x}")
 
     q = model.neutral_configuration()
-    body, place = _frame_target(model, frame)
+    body, place = frame_target(model, frame)
     place = np.ascontiguousarray(place)
     v0 = model.nv - n
 
@@ -211,8 +211,7 @@ def solve_ik(
         q[q0:] = theta
         e = np.empty(6)
         _ik_eval(
-            model._ints,
-            model._reals,
+            *model.packed,
             q,
             body,
             place,
@@ -354,10 +353,10 @@ def _damped_min_norm(J, use, reg, floor, rhs, y, A, b, idx):
                         s += J[a, idx[t]] * J[c, idx[t]]
                 A[a, c] = s
             A[a, a] += reg
-        if K._chol(A, p):
+        if K.cholesky(A, p):
             break
         reg = max(10.0 * reg, 1e-300)
-    K._chol_solve(A, p, b)
+    K.cholesky_solve(A, p, b)
     if k < m:
         for a in range(k):
             y[idx[a]] = b[a]

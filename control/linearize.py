@@ -55,13 +55,13 @@ from ..dq import dq_conj, dq_log, dq_mul, translation_from_dq
 from ..multibody import (
     JointType,
     Model,
-    _state,
+    check_configuration,
     external_wrenches,
     forward_dynamics,
     frame_pose,
     integrate,
 )
-from ..multibody import _kernels as _K
+from ..multibody import kernels as _K
 from ._checks import finite_vector, unit_pose
 
 __all__ = [
@@ -610,7 +610,7 @@ def linearize(
         raise ValueError(f"t must be a number, got {t!r}") from None
     if not math.isfinite(t):
         raise ValueError(f"t must be finite, got {t}")
-    q0 = _state.configuration(model, q).copy()  # ValueError: shape, non-finite, not unit
+    q0 = check_configuration(model, q).copy()  # ValueError: shape, non-finite, not unit
     nv, nb = model.nv, model.nb
     v0 = np.zeros(nv) if v is None else finite_vector(v, "v", nv)
     if controller is not None and not callable(controller):
@@ -648,7 +648,7 @@ def linearize(
     sizes = [2 * nv if o._is_state else len(o.names) for o in outputs]
     ny = sum(sizes)
     nx = 2 * nv
-    ints = model._ints
+    ints, _ = model.packed
     theta_dot = np.empty(nv)
 
     def g(z):

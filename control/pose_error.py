@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dqspace.dq import dq_conj, dq_log, dq_mul, frame_change
-from dqspace.dq._checks import as_float_array, check_unit_dq
+from dqspace.dq.checks import as_float_array, check_unit_dq
 
 __all__ = ["PoseError", "dq_error", "twist_error", "pose_error", "shortest_sign"]
 

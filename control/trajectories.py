@@ -30,7 +30,7 @@ from dqspace.dq import (
     dq_screw_log,
     rotation_matrix_from_quat,
 )
-from dqspace.dq._checks import as_float_array, check_unit_dq, check_unit_quat
+from dqspace.dq.checks import as_float_array, check_unit_dq, check_unit_quat
 
 __all__ = [
     "PoseReference",

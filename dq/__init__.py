@@ -7,7 +7,7 @@ axes.  A pose of b relative to a is ``q_ba + eps 1/2 q_ba o r^b``; twists are
 frame a to frame b.  See ``docs/conventions.md`` for the full conventions.
 
 The functions here validate and broadcast; the arithmetic is written once as
-compiled kernels in :mod:`dqspace.dq._kernels`, which the multibody engine
+compiled kernels in :mod:`dqspace.dq.kernels`, which the multibody engine
 calls directly.
 """
 

@@ -1,4 +1,4 @@
-"""Broadcasting gufuncs over the compiled kernels of :mod:`dqspace.dq._kernels`.
+"""Broadcasting gufuncs over the compiled kernels of :mod:`dqspace.dq.kernels`.
 
 Each gufunc is a two-line loop body around one kernel; numpy supplies the
 broadcasting over leading axes.  Numba's gufuncs cannot create an output
@@ -11,7 +11,7 @@ import numpy as np
 from numba import guvectorize
 
 from .._numba_cache import build_lock
-from . import _kernels as k
+from . import kernels as k
 
 _F = "float64"
 

@@ -14,15 +14,15 @@ Inputs are validated: a wrong trailing shape, a non-finite value, a zero
 quaternion where an inverse is needed, or a non-unit input where a unit one is
 required (beyond :data:`UNIT_TOL`) raises :class:`ValueError` naming the
 argument.  The arithmetic itself is the compiled kernels of
-:mod:`dqspace.dq._kernels`, the same code the multibody recursions call.
+:mod:`dqspace.dq.kernels`, the same code the multibody recursions call.
 """
 
 import numpy as np
 from numba import njit, types
 
-from . import _kernels as k
 from . import _ufuncs as u
-from ._checks import (
+from . import kernels as k
+from .checks import (
     UNIT_TOL,
     as_float_array,
     check_dq,
@@ -312,7 +312,7 @@ def _no_overflow(out, what):
 # manifold) the fast path gives up and the general path runs, which raises the
 # documented error (or, for finite inputs whose products overflow, returns the
 # same result).  Like the gufuncs of ``_ufuncs``, they are cached on disk with the
-# kernels compiled in: after editing ``_kernels.py``, delete the caches
+# kernels compiled in: after editing ``kernels.py``, delete the caches
 # (``find . -name '*.nb[ic]' -delete``).
 
 

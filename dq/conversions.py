@@ -10,7 +10,7 @@ returned from matrices have a non-negative scalar part.
 import numpy as np
 
 from . import _ufuncs as u
-from ._checks import (
+from .checks import (
     as_float_array,
     as_scalar_array,
     check_rotation_matrix,

@@ -16,7 +16,7 @@ import numpy as np
 from . import algebra as A
 from . import conversions as C
 from . import screw as S
-from ._checks import as_float_array
+from .checks import as_float_array
 
 
 class DualQuaternion:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _ufuncs as u
-from ._checks import as_float_array, as_scalar_array, check_unit_dq
+from .checks import as_float_array, as_scalar_array, check_unit_dq
 
 __all__ = [
     "dq_screw_exp",

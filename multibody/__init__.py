@@ -11,6 +11,7 @@ _install_kernel_cache()  # before any compiled function is defined
 
 
 from . import models
+from ._state import configuration as check_configuration
 from .articulated import (
     ForwardDynamicsResult,
     JointWrenches,
@@ -68,6 +69,7 @@ from .simulation import (
 from .urdf import model_from_urdf
 
 __all__ = [
+    "check_configuration",
     "BatchTrajectories",
     "Body",
     "DHRow",

@@ -14,15 +14,12 @@ entry points check their result once (:func:`all_finite`, compiled) and raise
 import numpy as np
 from numba import njit
 
-from dqspace.dq._checks import _first_nonfinite
+from dqspace.dq.checks import first_nonfinite as _first_nonfinite
 
-from . import _kernels as K
+from . import kernels as K
+from .kernels.layout import CONFIG_TOL  # noqa: F401  (the one tolerance; re-exported)
 from .model import _REAL_KINDS, JointType
 from .model import _real_array as real_array
-
-#: Largest accepted distance of a base pose or joint quaternion from the unit
-#: manifold (``| |q_r| - 1 |`` and ``|q_r . q_d|``).
-CONFIG_TOL = 1e-6
 
 
 def real_inputs(*xs):

@@ -16,9 +16,9 @@ from numba import njit
 from numpy import ascontiguousarray as _contiguous
 from numpy import empty as _empty
 
-from . import _aba as A
-from . import _kernels as K
 from . import _state
+from . import kernels as A
+from . import kernels as K
 
 __all__ = [
     "JointWrenches",
@@ -107,14 +107,14 @@ _OVERFLOW = 3
 
 @njit(cache=True)
 def _aba_finite(ints, reals, gravity, q, v, tau, fext, a):
-    """``_aba.aba_checked``, and code 3 if the accelerations are not finite (overflow)."""
+    """``kernels.aba_checked``, and code 3 if the accelerations are not finite (overflow)."""
     code = A.aba_checked(ints, reals, gravity, q, v, tau, fext, a)
     return _OVERFLOW if code == 0 and not _state.all_finite(a) else code
 
 
 @njit(cache=True)
 def _aba_wrenches_finite(ints, reals, gravity, q, v, tau, fext, a, wrench):
-    """``_aba.aba_wrenches_checked``, and code 3 if a or the wrenches are not finite."""
+    """``kernels.aba_wrenches_checked``, and code 3 if a or the wrenches are not finite."""
     code = A.aba_wrenches_checked(ints, reals, gravity, q, v, tau, fext, a, wrench)
     if code == 0 and not (_state.all_finite(a) and _state.all_finite(wrench.reshape(-1))):
         return _OVERFLOW

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from . import _aba as A
-from . import _kernels as K
 from . import _state
+from . import kernels as K
 from .articulated import _NONE, _not_positive_definite, forward_dynamics_aba
+from .kernels.articulated import _inputs_ok
+from .kernels.mass_matrix import _crba
+from .kernels.newton_euler import _rnea
 
 __all__ = [
     "inverse_dynamics",
@@ -130,7 +132,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, method="aba"):
 # ------------------------------------------------------------------ fast paths
 # The commonest call -- float64 ndarrays of the right shapes -- is validated and
 # computed in one compiled call (one dispatch instead of one per check plus the
-# kernel's).  The input checks are ``_aba._inputs_ok``, the compiled twin of
+# kernel's).  The input checks are ``kernels.articulated._inputs_ok``, the compiled twin of
 # ``_state``'s (sizes, finite values; base pose and joint quaternions within
 # CONFIG_TOL of unit), shared with the articulated-body path; whenever one fails,
 # the mass matrix is not positive-definite or the result is not finite (finite
@@ -166,10 +168,10 @@ def _plain_state(model, q, v, w, f_ext):
 
 @njit(cache=True)
 def _id_fast(ints, reals, gravity, q, v, a, fext, tau):
-    if not A._inputs_ok(ints, q, v, a, fext, tau):
+    if not _inputs_ok(ints, q, v, a, fext, tau):
         return False
-    W = np.empty((ints.shape[0] + 1, K._RNEA_STRIDE))
-    K._rnea(ints, reals, gravity, q, v, a, fext, tau, W)
+    W = np.empty((ints.shape[0] + 1, K.RNEA_WIDTH))
+    _rnea(ints, reals, gravity, q, v, a, fext, tau, W)
     return _state.all_finite(tau)
 
 
@@ -180,14 +182,14 @@ def _crba_fast(ints, reals, q, M, tol):
     err, _ = K.config_error(ints, q)
     if not err <= tol:
         return False
-    W = np.empty((ints.shape[0], K._CRBA_STRIDE))
-    K._crba(ints, reals, q, M, W)
+    W = np.empty((ints.shape[0], K.CRBA_WIDTH))
+    _crba(ints, reals, q, M, W)
     return _state.all_finite(M.reshape(-1))
 
 
 @njit(cache=True)
 def _fd_fast(ints, reals, gravity, q, v, tau, fext, a):
-    if not A._inputs_ok(ints, q, v, tau, fext, a):
+    if not _inputs_ok(ints, q, v, tau, fext, a):
         return False
     ok = K.forward_dynamics_matrix(ints, reals, gravity, q, v, tau, fext, a)
     return ok and _state.all_finite(a)

@@ -3,7 +3,7 @@ RK4, and an adaptive integrator around scipy's ``solve_ivp``.
 
 The base pose is a unit dual quaternion and stays one: both integrators work
 in local coordinates ``q(t) = q_ref (+) theta(t)`` with the exact rates
-``theta_dot = dexpinv(theta, v)`` (see :func:`dqspace.multibody._kernels.dexpinv`)
+``theta_dot = dexpinv(theta, v)`` (see :func:`dqspace.multibody.kernels.dexpinv`)
 and map back with the group exponential, so unit length is never restored by
 normalising after the fact.
 
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels as K
-from . import _sim, _state
+from . import _state
+from . import kernels as K
+from .kernels import sim as _sim
 
 __all__ = [
     "integrate",

@@ -2,7 +2,7 @@
 
 Public functions take ``(model, q, v, ...)`` arrays, validate them (see
 :mod:`dqspace.multibody._state`) and call the compiled recursions of
-:mod:`dqspace.multibody._kernels`.  Body quantities are in body coordinates:
+:mod:`dqspace.multibody.kernels`.  Body quantities are in body coordinates:
 poses ``q^_{I,k}`` (8,), twists ``[w, v]`` and accelerations (6,) of each body
 frame relative to the inertial frame I, expressed in the body frame.
 """
@@ -12,10 +12,9 @@ from enum import Enum
 
 import numpy as np
 
-from dqspace.dq import dq_mul, frame_change, frame_change_inv, rotation_matrix_from_dq
-
-from . import _kernels as K
+from ..dq import dq_mul, frame_change, frame_change_inv, rotation_matrix_from_dq
 from . import _state
+from . import kernels as K
 
 __all__ = [
     "Reference",
@@ -110,7 +109,7 @@ def forward_kinematics(model, q, v=None, a=None):
     return Kinematics(pose, twist, acc, f_pose, f_twist, f_acc)
 
 
-def _frame_target(model, frame):
+def frame_target(model, frame):
     """(body index, placement) of a named frame or a body (name or index)."""
     if isinstance(frame, str) and frame in {f.name for f in model.frames}:
         i = model.frame_index(frame)
@@ -120,7 +119,7 @@ def _frame_target(model, frame):
 
 def frame_pose(model, q, frame):
     """Pose q^_{I,F} (8,) of a named frame or body F."""
-    body, place = _frame_target(model, frame)
+    body, place = frame_target(model, frame)
     kin = forward_kinematics(model, q)
     return dq_mul(kin.pose[body], place)
 
@@ -145,7 +144,7 @@ def frame_twist(model, q, v, frame, reference=Reference.LOCAL):
 
     ``reference`` chooses where it is expressed (see :class:`Reference`).
     """
-    body, place = _frame_target(model, frame)
+    body, place = frame_target(model, frame)
     kin = forward_kinematics(model, q, v)
     pose_F = dq_mul(kin.pose[body], place)
     return _express(pose_F, frame_change(place, kin.twist[body]), Reference(reference))
@@ -157,7 +156,7 @@ def frame_jacobian(model, q, frame, reference=Reference.LOCAL):
     Rows are ``[w, v]``; ``reference`` chooses where the twist is expressed.
     """
     q = _state.configuration(model, q)
-    body, place = _frame_target(model, frame)
+    body, place = frame_target(model, frame)
     rel = np.empty((model.nb, 8))
     pose = np.empty((model.nb, 8))
     K.poses(model._ints, model._reals, q, rel, pose)
@@ -225,6 +224,7 @@ def momentum(model, q, v, point=(0.0, 0.0, 0.0)):
     point = _state.vector(point, "point", 3)
     out = np.empty(6)
     K.system_momentum(model._ints, model._reals, q, v, out)
+    _state.finite_result(model, "momentum", (out,), q=q, v=v)
     p, h_O = out[:3], out[3:]
     return Momentum(p, h_O - np.cross(point, p), point)
 
@@ -233,7 +233,9 @@ def kinetic_energy(model, q, v):
     """Kinetic energy ``1/2 sum_k <w_k, (M^_k w_k)^s>`` [J]."""
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
-    return float(K.kinetic_energy(model._ints, model._reals, q, v))
+    T = np.array([K.kinetic_energy(model._ints, model._reals, q, v)])
+    _state.finite_result(model, "kinetic_energy", (T,), q=q, v=v)
+    return float(T[0])
 
 
 def external_wrenches(model, q, wrenches, expressed_in=Reference.LOCAL):
@@ -252,7 +254,7 @@ def external_wrenches(model, q, wrenches, expressed_in=Reference.LOCAL):
     kin = forward_kinematics(model, q) if reference is not Reference.LOCAL else None
     for target, w in wrenches.items():
         w = _state.vector(w, f"wrench on {target!r}", 6)
-        body, place = _frame_target(model, target)
+        body, place = frame_target(model, target)
         if reference is Reference.LOCAL:
             w_F = w
         else:

@@ -41,6 +41,23 @@ import numpy as np
 
 from dqspace.dq import dq_from_quat_translation, dq_identity, dq_unit_error
 
+from .kernels.layout import (
+    AXIS,
+    COM,
+    INERTIA_O,
+    INTS,
+    JOINT_NQ,
+    JOINT_NV,
+    JOINT_TYPE,
+    MASS,
+    PARENT,
+    PLACEMENT,
+    Q_INDEX,
+    REALS,
+    SPATIAL_INERTIA,
+    V_INDEX,
+)
+
 __all__ = ["JointType", "Joint", "Body", "Frame", "Model", "dual_inertia_matrix"]
 
 # Sanity limits on the parameters of a model, checked at build (ValueError naming the body,
@@ -68,25 +85,11 @@ class JointType(IntEnum):
     FREE = 4
 
 
-NQ = {
-    JointType.FIXED: 0,
-    JointType.REVOLUTE: 1,
-    JointType.PRISMATIC: 1,
-    JointType.SPHERICAL: 4,
-    JointType.FREE: 8,
-}
-NV = {
-    JointType.FIXED: 0,
-    JointType.REVOLUTE: 1,
-    JointType.PRISMATIC: 1,
-    JointType.SPHERICAL: 3,
-    JointType.FREE: 6,
-}
-
-# Packed layout of the per-body arrays handed to the kernels.
-I_PARENT, I_JTYPE, I_QI, I_VI = 0, 1, 2, 3
-R_AXIS, R_PLACE, R_MASS, R_COM, R_JO, R_SI = 0, 3, 11, 12, 15, 24
-N_REALS = 60  # ... R_SI: the 6x6 swap(M^_k), row-major (36), precomputed
+# The joint table (nq, nv by joint type) and the packed layout of the per-body arrays
+# handed to the kernels are declared once, in ``kernels/layout.py``.
+NQ = {JointType(t): n for t, n in enumerate(JOINT_NQ)}
+NV = {JointType(t): n for t, n in enumerate(JOINT_NV)}
+N_REALS = REALS.width
 
 
 @dataclass(frozen=True)
@@ -331,23 +334,25 @@ class Model:
         self.frame_placement = np.array([f.placement for f in self.frames], float).reshape(-1, 8)
 
         # packed arrays for the compiled kernels
-        ints = np.empty((nb, 4), dtype=np.int64)
-        ints[:, I_PARENT] = self.parent
-        ints[:, I_JTYPE] = self.joint_type
-        ints[:, I_QI] = self.q_index
-        ints[:, I_VI] = self.v_index
-        reals = np.empty((nb, N_REALS))
-        reals[:, R_AXIS : R_AXIS + 3] = self.joint_axis
-        reals[:, R_PLACE : R_PLACE + 8] = self.joint_placement
-        reals[:, R_MASS] = self.mass
-        reals[:, R_COM : R_COM + 3] = self.com
+        ints = np.empty((nb, INTS.width), dtype=np.int64)
+        ints[:, PARENT] = self.parent
+        ints[:, JOINT_TYPE] = self.joint_type
+        ints[:, Q_INDEX] = self.q_index
+        ints[:, V_INDEX] = self.v_index
+        reals = np.empty((nb, REALS.width))
+        reals[:, AXIS : AXIS + 3] = self.joint_axis
+        reals[:, PLACEMENT : PLACEMENT + 8] = self.joint_placement
+        reals[:, MASS] = self.mass
+        reals[:, COM : COM + 3] = self.com
         J_O = self.inertia_com - self.mass[:, None, None] * np.array(
             [_skew(c) @ _skew(c) for c in self.com]
         ).reshape(nb, 3, 3)
-        reals[:, R_JO : R_JO + 9] = J_O.reshape(nb, 9)
+        reals[:, INERTIA_O : INERTIA_O + 9] = J_O.reshape(nb, 9)
         # swap(M^_k) = [[J_O, m [c]x], [-m [c]x, m I]], the symmetric spatial inertia the
         # articulated-body recursion starts from, computed once here
-        reals[:, R_SI : R_SI + 36] = self.dual_inertia[:, [3, 4, 5, 0, 1, 2], :].reshape(nb, 36)
+        reals[:, SPATIAL_INERTIA : SPATIAL_INERTIA + 36] = self.dual_inertia[
+            :, [3, 4, 5, 0, 1, 2], :
+        ].reshape(nb, 36)
         self._ints = ints
         self._reals = reals
         neutral = np.zeros(self.nq)
@@ -498,6 +503,16 @@ class Model:
     def total_mass(self):
         """Sum of the body masses [kg]."""
         return float(self.mass.sum())
+
+    @property
+    def packed(self):
+        """``(ints, reals)``: the read-only packed arrays the compiled kernels take.
+
+        ``ints`` (nb, 4) int64 and ``reals`` (nb, 60) float64, columns laid out by
+        :mod:`dqspace.multibody.kernels.layout` (``INTS``, ``REALS``); the argument pair of
+        every kernel of :mod:`dqspace.multibody.kernels`.
+        """
+        return self._ints, self._reals
 
     def body_index(self, name):
         """Index of a body given its name (or an index, checked)."""

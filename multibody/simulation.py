@@ -1,7 +1,7 @@
 """Compiled simulation: whole RK4 loops and batches that do not return to Python per step.
 
 * :func:`simulate_compiled` runs a trajectory with a compiled inputs callback
-  (signature :data:`INPUTS_SIG`, see :mod:`dqspace.multibody._sim`) evaluated at
+  (signature :data:`INPUTS_SIG`, see :mod:`dqspace.multibody.kernels.sim`) evaluated at
   every RK4 stage, and an optional Python-level ``hook`` called every
   ``hook_every`` steps between compiled chunks — the place for a controller
   that runs at a lower rate in Python (it may update ``params`` and ``mem``
@@ -29,8 +29,9 @@ from numba import types
 from numba.experimental.function_type import _get_wrapper_address
 from numba.extending import typeof_impl
 
-from . import _sim, _state
+from . import _state
 from .integrators import IntegrationError, Trajectory, _finite, _positive_int
+from .kernels import sim as _sim
 
 __all__ = [
     "INPUTS_SIG",

@@ -23,7 +23,7 @@ from dqspace.multibody import (
     inverse_dynamics,
     models,
 )
-from dqspace.multibody import _aba as A
+from dqspace.multibody import kernels as A
 from dqspace.multibody.articulated import forward_dynamics_aba
 from support.pin_bridge import q_to_pin, to_pinocchio, v_from_pin, v_to_pin
 from support.random_models import pin_external_forces, random_state, random_tree
@@ -104,7 +104,7 @@ def test_free_body_closed_form(rng):
     model = random_tree(rng, 1, floating=True, gravity=(0.0, 0.0, 0.0))
     q, v, tau, _ = random_state(model, rng)
     Ms = np.zeros((6, 6))  # swap(M^): twist -> [torque, force]
-    from dqspace.multibody import _kernels as K
+    from dqspace.multibody import kernels as K
 
     K.spatial_inertia(model._reals, 0, Ms)
     w, u = v[:3], v[3:]

@@ -513,3 +513,13 @@ def test_state_arrays_must_hold_real_numbers(call, kind):
     """numpy would read "1_0" as 10 and drop an imaginary part (with only a warning)."""
     with pytest.raises(ValueError, match=r"v0? must hold real numbers, got values of type"):
         NOT_REAL_CALLS[call](NOT_REAL[kind])
+
+
+@pytest.mark.parametrize("fn, speed", [("momentum", 1e307), ("kinetic_energy", 1e160)])
+def test_momentum_and_energy_of_an_overflowing_velocity_name_it(fn, speed):
+    import dqspace.multibody as mb
+
+    model = mb.models.space_manipulator()
+    q, v = model.neutral_configuration(), np.full(model.nv, speed)  # m v or v^2 overflows
+    with pytest.raises(ValueError, match=r"not finite.*v is too large"):
+        getattr(mb, fn)(model, q, v)

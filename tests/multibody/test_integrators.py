@@ -6,7 +6,7 @@ import pytest
 
 import dqspace.multibody as mb
 from dqspace.dq import dq_conj, dq_mul, dq_screw_exp, dq_unit_error
-from dqspace.multibody import _kernels as K
+from dqspace.multibody import kernels as K
 from dqspace.multibody.models import space_manipulator
 
 

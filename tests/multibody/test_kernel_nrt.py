@@ -1,7 +1,7 @@
 """numba's ``_nrt=False`` option, on which the speed of the dynamics kernels rests.
 
 The passes of ``rnea``, ``crba`` and the articulated-body algorithm are
-compiled without numba's reference counting (``_kernels`` module comment:
+compiled without numba's reference counting (``kernels/frames.py`` module docstring:
 safe only in functions that never allocate nor return arrays).  ``_nrt`` is a
 private numba option; these tests catch a numba upgrade that drops it or
 changes what it does.  That the kernels still give Pinocchio's values is
@@ -11,10 +11,13 @@ checked by ``test_pinocchio_agreement.py``, ``test_aba.py`` and ``test_mixed.py`
 import numpy as np
 from numba import njit
 
-from dqspace.multibody import _aba as A
-from dqspace.multibody import _kernels as K
-from dqspace.multibody import _sim as S
 from dqspace.multibody import inverse_dynamics, mass_matrix, models
+from dqspace.multibody.kernels import articulated as A
+from dqspace.multibody.kernels import sim as S
+from dqspace.multibody.kernels.kinematics import _twist_step
+from dqspace.multibody.kernels.layout import CRBA_WIDTH, RNEA_WIDTH
+from dqspace.multibody.kernels.mass_matrix import _crba
+from dqspace.multibody.kernels.newton_euler import _rnea
 
 NRT_CALLS = ("NRT_incref", "NRT_decref", "NRT_MemInfo_alloc")
 
@@ -45,17 +48,17 @@ def test_passes_compile_without_reference_counting_or_allocation(rng):
     v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
     tau = inverse_dynamics(model, q, v, a)  # compiles _rnea and _crba (or loads them)
     M = mass_matrix(model, q)
-    for kernel in (K._rnea, K._crba, K._twist_step, A._velocities, A._articulated, S._rk4):
+    for kernel in (_rnea, _crba, _twist_step, A._velocities, A._articulated, S._rk4):
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
     # fresh copies of the two passes with the option (a cached kernel keeps no IR)
-    rnea = njit(_nrt=False)(K._rnea.py_func)
-    crba = njit(_nrt=False)(K._crba.py_func)
+    rnea = njit(_nrt=False)(_rnea.py_func)
+    crba = njit(_nrt=False)(_crba.py_func)
     ints, reals = model._ints, model._reals
     tau2 = np.empty(model.nv)
-    W = np.empty((model.nb + 1, K._RNEA_STRIDE))
+    W = np.empty((model.nb + 1, RNEA_WIDTH))
     rnea(ints, reals, model.gravity, q, v, a, np.empty((0, 6)), tau2, W)
     M2 = np.empty_like(M)
-    crba(ints, reals, q, M2, np.empty((model.nb, K._CRBA_STRIDE)))
+    crba(ints, reals, q, M2, np.empty((model.nb, CRBA_WIDTH)))
     np.testing.assert_allclose(tau2, tau, rtol=1e-14, atol=1e-14 * np.abs(tau).max())
     np.testing.assert_allclose(M2, M, rtol=1e-14, atol=1e-14 * np.abs(M).max())
     for f in (rnea, crba):

@@ -2,7 +2,7 @@
 
 The O(n) recursions of the SOA paper (section 5, eq. 80-97; the mixed
 forward/inverse problem of its section 3) in the quantities of
-:mod:`dqspace.multibody._kernels`: body-frame twists ``[w, v]``, wrenches, the
+:mod:`.frames` and :mod:`.kinematics`: body-frame twists ``[w, v]``, wrenches, the
 dual inertia and its swap.  Notation (``docs/articulated.md``):
 
 * ``rel_k = q^_{parent,k}``, the pose of body k in its parent.  The frame
@@ -12,9 +12,9 @@ dual inertia and its swap.  Notation (``docs/articulated.md``):
   R the rotation of ``rel_k`` (body k -> parent), r its translation ``r^k``
   in body k (``dq_translation_body``).  These frames, the frame changes, the
   base-to-tip velocity step and the acceleration step are those of ``rnea``,
-  ``crba`` and the kinematics (``_kernels``: ``_joint_transform``,
+  ``crba`` and the kinematics (:mod:`.kinematics`: ``_joint_transform``,
   ``_twist_step``, ``_bias_acceleration``, ``_wrench_to_parent``, workspace
-  fields ``_R``, ``_RB``, ``_TW``, ``_AL``).
+  fields ``ROT``, ``TRANS``, ``TWIST``, ``ALPHA``).
 * Articulated inertias ``P_k`` are the swapped, symmetric 6x6 form of a dual
   inertia (as ``spatial_inertia`` stores ``swap(M^_k)``): acceleration
   ``[w', v']`` -> swapped wrench ``[tau, f]``.  Bias wrenches ``z_k`` are
@@ -24,10 +24,10 @@ dual inertia and its swap.  Notation (``docs/articulated.md``):
   parent of the root), so the body accelerations ``acc_k`` of the recursions
   are ``d/dt w_k - g_k``, as in ``rnea``.
 
-Speed.  Per-body data live in one workspace ``W`` (nb + 2, _STRIDE), allocated
-once per call and addressed by row and offset (its first fields laid out as in
-``_kernels``).  The passes and their helpers are compiled with numba's
-``_nrt=False`` (as are those of ``_kernels``): a compiled function with array
+Speed.  Per-body data live in one workspace ``W`` (nb + 2, ``ABA_WIDTH``), allocated
+once per call, whose columns are the named fields of :data:`.layout.ABA_WS`
+(row nb: :data:`.layout.ABA_SCRATCH`).  The passes and their helpers are compiled with numba's
+``_nrt=False`` (as are those of :mod:`.frames`): a compiled function with array
 arguments and branches otherwise pays an atomic reference-count increment and
 decrement per array argument and per array view at every call (about 100 ns
 for a helper taking nine arrays), which numba's pruning does not remove.  The
@@ -42,55 +42,40 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kernels import (
-    _AL,
-    _R,
-    _RB,
+from .configuration import config_error
+from .frames import _column, _rotate, _store6, _wrench_to_parent
+from .kinematics import _bias_acceleration, _inertial_acceleration, _twist_step, _velocity_wrench
+from .layout import (
+    ABA_WIDTH,
+    ACC,
+    ALPHA,
+    ART_INERTIA,
+    ART_INERTIA_A,
+    AXIS,
+    BIAS,
+    BIAS_A,
+    CONFIG_TOL,
+    D_INV,
     FREE,
-    I_JTYPE,
-    I_PARENT,
-    I_QI,
-    I_VI,
-    NQ_OF,
-    NV_OF,
+    INERTIAL_ACC,
+    JOINT_NQ,
+    JOINT_NV,
+    JOINT_TYPE,
+    PARENT,
     PRISMATIC,
-    R_AXIS,
-    R_SI,
+    Q_INDEX,
     REVOLUTE,
+    ROT,
+    SPATIAL_INERTIA,
     SPHERICAL,
-    _bias_acceleration,
-    _chol,
-    _chol_solve,
-    _column,
-    _inertial_acceleration,
-    _rotate,
-    _store6,
-    _twist_step,
-    _velocity_wrench,
-    _wrench_to_parent,
-    config_error,
-    joint_nv,
+    TMP1,
+    TMP2,
+    TRANS,
+    U_MAT,
+    U_VEC,
+    V_INDEX,
 )
-from ._state import CONFIG_TOL
-
-# Row k < nb of the workspace W holds body k's quantities at these offsets: the
-# frame and velocity fields shared with ``_kernels`` (``_R`` rotation of rel_k,
-# ``_RB`` its translation r^k, ``_TW`` twist w_k at 12, ``_AL`` velocity product
-# alpha_k at 18, plus the prescribed joint accelerations in the mixed problem), then
-_Z = 24  # bias wrench z_k (swapped)
-_ACC = 30  # acceleration acc_k (d/dt w_k - g_k)
-_U = 36  # U_k = P_k S_k of a one-dof joint
-_UU = 42  # u_k = tau_k - S_k^T z_k (up to 6)
-_DI = 48  # D_k^-1 (1x1, or 3x3 for a spherical joint)
-_P = 57  # articulated inertia P_k, (i, j) at _P + 6 i + j
-_STRIDE = 93
-# Row nb is scratch: the projected P_k^A and z_k^A, the acceleration of the inertial frame,
-# two short vectors; row nb + 1 holds a scratch 6x6 matrix.
-_PA = 0
-_ZA = 36
-_G = 42
-_X1, _X2 = 48, 56
-
+from .linalg import cholesky, cholesky_solve
 
 # --------------------------------------------------------------- frame changes
 
@@ -106,11 +91,11 @@ def _inertia_to_parent(W, k, src, so, p):
     multiplications instead of the ~430 of the dense product ``Ad^T X Ad``.
     Only the upper triangle of ``X`` is read (A and C upper, B whole).
     """
-    r0, r1, r2 = W[k, _RB], W[k, _RB + 1], W[k, _RB + 2]
+    r0, r1, r2 = W[k, TRANS], W[k, TRANS + 1], W[k, TRANS + 2]
     R = (
-        W[k, _R], W[k, _R + 1], W[k, _R + 2],
-        W[k, _R + 3], W[k, _R + 4], W[k, _R + 5],
-        W[k, _R + 6], W[k, _R + 7], W[k, _R + 8],
+        W[k, ROT], W[k, ROT + 1], W[k, ROT + 2],
+        W[k, ROT + 3], W[k, ROT + 4], W[k, ROT + 5],
+        W[k, ROT + 6], W[k, ROT + 7], W[k, ROT + 8],
     )  # fmt: skip
     a00, a01, a02 = W[src, so], W[src, so + 1], W[src, so + 2]
     a11, a12, a22 = W[src, so + 7], W[src, so + 8], W[src, so + 14]
@@ -141,10 +126,10 @@ def _inertia_to_parent(W, k, src, so, p):
     C = _rotate(R, c00, c01, c02, c01, c11, c12, c02, c12, c22, True)
     for i in range(3):
         for j in range(3):
-            W[p, _P + 6 * i + j] += A[3 * i + j]
-            W[p, _P + 6 * i + 3 + j] += B[3 * i + j]
-            W[p, _P + 6 * (3 + j) + i] += B[3 * i + j]
-            W[p, _P + 6 * (3 + i) + 3 + j] += C[3 * i + j]
+            W[p, ART_INERTIA + 6 * i + j] += A[3 * i + j]
+            W[p, ART_INERTIA + 6 * i + 3 + j] += B[3 * i + j]
+            W[p, ART_INERTIA + 6 * (3 + j) + i] += B[3 * i + j]
+            W[p, ART_INERTIA + 6 * (3 + i) + 3 + j] += C[3 * i + j]
 
 
 # ----------------------------------------------------------------- passes
@@ -155,7 +140,7 @@ def _velocities(ints, reals, q, v, fext, W):
     """Base-to-tip pass (SOA 5.1; P12, P15): frames, twists, velocity products, body terms.
 
     ``w_k = Ad_k w_parent + S_k v_k``, ``alpha_k = w_k x S_k v_k``
-    (``_kernels._twist_step``, shared with ``rnea``), and the initial values
+    (``kinematics._twist_step``, shared with ``rnea``), and the initial values
     of the backward pass (SOA 5.2): ``P_k = swap(M^_k)``,
     ``z_k = swap(w_k x M^_k w_k - fext_k)`` (SOA eq. 78-79 in body coordinates).
     """
@@ -163,9 +148,9 @@ def _velocities(ints, reals, q, v, fext, W):
     for k in range(nb):
         _twist_step(ints, reals, k, q, v, W)
         for j in range(36):  # swap(M^_k), precomputed by the model
-            W[k, _P + j] = reals[k, R_SI + j]
+            W[k, ART_INERTIA + j] = reals[k, SPATIAL_INERTIA + j]
         f0, f1, f2, t0, t1, t2 = _velocity_wrench(reals, k, W, fext)
-        _store6(W, k, _Z, (t0, t1, t2, f0, f1, f2))
+        _store6(W, k, BIAS, (t0, t1, t2, f0, f1, f2))
 
 
 @njit(cache=True)
@@ -223,7 +208,7 @@ def _solve_free(W, k, x):
     ``x_2 = C^-1 (u_2 - B^T x_1)``.  False unless P is positive-definite
     (C and its Schur complement S are).
     """
-    o = _P
+    o = ART_INERTIA
     ok, c00, c01, c02, c11, c12, c22 = _inv_sym3(
         W[k, o + 21], W[k, o + 22], W[k, o + 23], W[k, o + 28], W[k, o + 29], W[k, o + 35]
     )
@@ -252,8 +237,8 @@ def _solve_free(W, k, x):
     )
     if not ok:
         return False
-    u0, u1, u2 = W[k, _UU], W[k, _UU + 1], W[k, _UU + 2]
-    u3, u4, u5 = W[k, _UU + 3], W[k, _UU + 4], W[k, _UU + 5]
+    u0, u1, u2 = W[k, U_VEC], W[k, U_VEC + 1], W[k, U_VEC + 2]
+    u3, u4, u5 = W[k, U_VEC + 3], W[k, U_VEC + 4], W[k, U_VEC + 5]
     y0 = u0 - (g00 * u3 + g01 * u4 + g02 * u5)
     y1 = u1 - (g10 * u3 + g11 * u4 + g12 * u5)
     y2 = u2 - (g20 * u3 + g21 * u4 + g22 * u5)
@@ -286,90 +271,98 @@ def _articulated(ints, reals, tau, W):
     """
     nb = ints.shape[0]
     for k in range(nb - 1, -1, -1):
-        t = ints[k, I_JTYPE]
-        i = ints[k, I_VI]
-        p = ints[k, I_PARENT]
+        t = ints[k, JOINT_TYPE]
+        i = ints[k, V_INDEX]
+        p = ints[k, PARENT]
         if t == REVOLUTE or t == PRISMATIC:
             o = 0 if t == REVOLUTE else 3
-            n0, n1, n2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
+            n0, n1, n2 = reals[k, AXIS], reals[k, AXIS + 1], reals[k, AXIS + 2]
             for m in range(6):
-                c = _P + 6 * m + o
-                W[k, _U + m] = W[k, c] * n0 + W[k, c + 1] * n1 + W[k, c + 2] * n2
-            d = n0 * W[k, _U + o] + n1 * W[k, _U + o + 1] + n2 * W[k, _U + o + 2]
+                c = ART_INERTIA + 6 * m + o
+                W[k, U_MAT + m] = W[k, c] * n0 + W[k, c + 1] * n1 + W[k, c + 2] * n2
+            d = n0 * W[k, U_MAT + o] + n1 * W[k, U_MAT + o + 1] + n2 * W[k, U_MAT + o + 2]
             if not d > 0.0:
                 return False
             di = 1.0 / d
-            W[k, _DI] = di
-            uk = tau[i] - (n0 * W[k, _Z + o] + n1 * W[k, _Z + o + 1] + n2 * W[k, _Z + o + 2])
-            W[k, _UU] = uk
+            W[k, D_INV] = di
+            uk = tau[i] - (n0 * W[k, BIAS + o] + n1 * W[k, BIAS + o + 1] + n2 * W[k, BIAS + o + 2])
+            W[k, U_VEC] = uk
             if p < 0:
                 continue
             ua = 0.0  # U^T alpha
             for l in range(6):
-                ua += W[k, _U + l] * W[k, _AL + l]
+                ua += W[k, U_MAT + l] * W[k, ALPHA + l]
             ud = (uk - ua) * di
             for m in range(6):
-                wm = W[k, _U + m] * di
-                s = W[k, _Z + m] + W[k, _U + m] * ud
+                wm = W[k, U_MAT + m] * di
+                s = W[k, BIAS + m] + W[k, U_MAT + m] * ud
                 for l in range(6):
-                    s += W[k, _P + 6 * m + l] * W[k, _AL + l]
-                W[nb, _ZA + m] = s
+                    s += W[k, ART_INERTIA + 6 * m + l] * W[k, ALPHA + l]
+                W[nb, BIAS_A + m] = s
                 # P^A is symmetric and _inertia_to_parent reads its upper triangle only
                 for l in range(m, 6):
-                    W[nb, _PA + 6 * m + l] = W[k, _P + 6 * m + l] - wm * W[k, _U + l]
+                    W[nb, ART_INERTIA_A + 6 * m + l] = (
+                        W[k, ART_INERTIA + 6 * m + l] - wm * W[k, U_MAT + l]
+                    )
         elif t == SPHERICAL:
-            if not _inv_spd3(W, k, _P, _DI):
+            if not _inv_spd3(W, k, ART_INERTIA, D_INV):
                 return False
             for j in range(3):
-                W[k, _UU + j] = tau[i + j] - W[k, _Z + j]
+                W[k, U_VEC + j] = tau[i + j] - W[k, BIAS + j]
             if p < 0:
                 continue
             # U = P[:, 0:3];  G = U D^-1 row by row;  P^A = P - G U^T
             for m in range(6):
-                u0, u1, u2 = W[k, _P + 6 * m], W[k, _P + 6 * m + 1], W[k, _P + 6 * m + 2]
-                g0 = W[k, _DI] * u0 + W[k, _DI + 1] * u1 + W[k, _DI + 2] * u2
-                g1 = W[k, _DI + 3] * u0 + W[k, _DI + 4] * u1 + W[k, _DI + 5] * u2
-                g2 = W[k, _DI + 6] * u0 + W[k, _DI + 7] * u1 + W[k, _DI + 8] * u2
+                u0, u1, u2 = (
+                    W[k, ART_INERTIA + 6 * m],
+                    W[k, ART_INERTIA + 6 * m + 1],
+                    W[k, ART_INERTIA + 6 * m + 2],
+                )
+                g0 = W[k, D_INV] * u0 + W[k, D_INV + 1] * u1 + W[k, D_INV + 2] * u2
+                g1 = W[k, D_INV + 3] * u0 + W[k, D_INV + 4] * u1 + W[k, D_INV + 5] * u2
+                g2 = W[k, D_INV + 6] * u0 + W[k, D_INV + 7] * u1 + W[k, D_INV + 8] * u2
                 for l in range(m, 6):
-                    c = _P + 6 * l
-                    x = W[k, _P + 6 * m + l] - (g0 * W[k, c] + g1 * W[k, c + 1] + g2 * W[k, c + 2])
-                    W[nb, _PA + 6 * m + l] = x
-                    W[nb, _PA + 6 * l + m] = x
-                W[nb, _ZA + m] = W[k, _Z + m] + (
-                    g0 * W[k, _UU] + g1 * W[k, _UU + 1] + g2 * W[k, _UU + 2]
+                    c = ART_INERTIA + 6 * l
+                    x = W[k, ART_INERTIA + 6 * m + l] - (
+                        g0 * W[k, c] + g1 * W[k, c + 1] + g2 * W[k, c + 2]
+                    )
+                    W[nb, ART_INERTIA_A + 6 * m + l] = x
+                    W[nb, ART_INERTIA_A + 6 * l + m] = x
+                W[nb, BIAS_A + m] = W[k, BIAS + m] + (
+                    g0 * W[k, U_VEC] + g1 * W[k, U_VEC + 1] + g2 * W[k, U_VEC + 2]
                 )
             for m in range(6):
                 s = 0.0
                 for l in range(6):
-                    s += W[nb, _PA + 6 * m + l] * W[k, _AL + l]
-                W[nb, _ZA + m] += s
+                    s += W[nb, ART_INERTIA_A + 6 * m + l] * W[k, ALPHA + l]
+                W[nb, BIAS_A + m] += s
         elif t == FREE:
             for j in range(6):
-                W[k, _UU + j] = tau[i + j] - W[k, _Z + j]
+                W[k, U_VEC + j] = tau[i + j] - W[k, BIAS + j]
             if p >= 0:  # P^A = 0, z^A = tau: only the joint's own wrench reaches the parent
                 for j in range(6):
-                    W[nb, _ZA + j] = tau[i + j]
-                _wrench_to_parent(W, k, nb, _ZA, p, _Z)
+                    W[nb, BIAS_A + j] = tau[i + j]
+                _wrench_to_parent(W, k, nb, BIAS_A, p, BIAS)
             continue
         else:
             if p >= 0:
-                _inertia_to_parent(W, k, k, _P, p)
-                _wrench_to_parent(W, k, k, _Z, p, _Z)
+                _inertia_to_parent(W, k, k, ART_INERTIA, p)
+                _wrench_to_parent(W, k, k, BIAS, p, BIAS)
             continue
-        _inertia_to_parent(W, k, nb, _PA, p)
-        _wrench_to_parent(W, k, nb, _ZA, p, _Z)
+        _inertia_to_parent(W, k, nb, ART_INERTIA_A, p)
+        _wrench_to_parent(W, k, nb, BIAS_A, p, BIAS)
     return True
 
 
 @njit(cache=True, _nrt=False, inline="always", fastmath={"contract"})
 def _acc_bias(W, k, p, nb):
     """``acc'_k = Ad_k acc_parent + alpha_k`` (SOA eq. 92; P16 without ``S_k a_k``) into
-    ``W[k, _ACC]`` (``_kernels._bias_acceleration``); the root's parent is the
-    inertial frame, whose acceleration ``-g`` is at ``W[nb, _G]``."""
+    ``W[k, ACC]`` (``kinematics._bias_acceleration``); the root's parent is the
+    inertial frame, whose acceleration ``-g`` is at ``W[nb, INERTIAL_ACC]``."""
     if p < 0:
-        _store6(W, k, _ACC, _bias_acceleration(W, k, nb, _G))
+        _store6(W, k, ACC, _bias_acceleration(W, k, nb, INERTIAL_ACC))
     else:
-        _store6(W, k, _ACC, _bias_acceleration(W, k, p, _ACC))
+        _store6(W, k, ACC, _bias_acceleration(W, k, p, ACC))
 
 
 @njit(cache=True, _nrt=False, fastmath={"contract"})
@@ -383,39 +376,39 @@ def _accelerations(ints, reals, gravity, W, a):
     positive-definite.
     """
     nb = ints.shape[0]
-    x = W[nb, _X1 : _X1 + 6]
-    _store6(W, nb, _G, _inertial_acceleration(gravity))
+    x = W[nb, TMP1 : TMP1 + 6]
+    _store6(W, nb, INERTIAL_ACC, _inertial_acceleration(gravity))
     for k in range(nb):
-        t = ints[k, I_JTYPE]
-        i = ints[k, I_VI]
-        p = ints[k, I_PARENT]
+        t = ints[k, JOINT_TYPE]
+        i = ints[k, V_INDEX]
+        p = ints[k, PARENT]
         _acc_bias(W, k, p, nb)
         if t == REVOLUTE or t == PRISMATIC:
             o = 0 if t == REVOLUTE else 3
-            s = W[k, _UU]
+            s = W[k, U_VEC]
             for j in range(6):
-                s -= W[k, _U + j] * W[k, _ACC + j]
-            qdd = W[k, _DI] * s
+                s -= W[k, U_MAT + j] * W[k, ACC + j]
+            qdd = W[k, D_INV] * s
             a[i] = qdd
             for j in range(3):
-                W[k, _ACC + o + j] += reals[k, R_AXIS + j] * qdd
+                W[k, ACC + o + j] += reals[k, AXIS + j] * qdd
         elif t == SPHERICAL:
             for j in range(3):
-                s = W[k, _UU + j]
+                s = W[k, U_VEC + j]
                 for m in range(6):
-                    s -= W[k, _P + 6 * m + j] * W[k, _ACC + m]
+                    s -= W[k, ART_INERTIA + 6 * m + j] * W[k, ACC + m]
                 x[j] = s
             for j in range(3):
-                qdd = W[k, _DI + 3 * j] * x[0] + W[k, _DI + 3 * j + 1] * x[1]
-                qdd += W[k, _DI + 3 * j + 2] * x[2]
+                qdd = W[k, D_INV + 3 * j] * x[0] + W[k, D_INV + 3 * j + 1] * x[1]
+                qdd += W[k, D_INV + 3 * j + 2] * x[2]
                 a[i + j] = qdd
-                W[k, _ACC + j] += qdd
+                W[k, ACC + j] += qdd
         elif t == FREE:
             if not _solve_free(W, k, x):
                 return False
             for j in range(6):
-                a[i + j] = x[j] - W[k, _ACC + j]
-                W[k, _ACC + j] = x[j]
+                a[i + j] = x[j] - W[k, ACC + j]
+                W[k, ACC + j] = x[j]
     return True
 
 
@@ -424,9 +417,9 @@ def _joint_wrenches(ints, W, wrench):
     """``f_k = P_k acc_k + z_k`` (SOA eq. 33, 43), unswapped to ``[f, tau]``, into wrench."""
     for k in range(ints.shape[0]):
         for m in range(6):
-            s = W[k, _Z + m]
+            s = W[k, BIAS + m]
             for j in range(6):
-                s += W[k, _P + 6 * m + j] * W[k, _ACC + j]
+                s += W[k, ART_INERTIA + 6 * m + j] * W[k, ACC + j]
             wrench[k, (m + 3) % 6] = s
 
 
@@ -446,13 +439,13 @@ def _aba(ints, reals, gravity, q, v, tau, fext, a, W):
 def aba(ints, reals, gravity, q, v, tau, fext, a):
     """Articulated-body forward dynamics (SOA section 5): accelerations ``a`` (nv,) in O(n).
 
-    Same contract as ``_kernels.forward_dynamics_matrix``: ``gravity`` (3,) in the
+    Same contract as ``mass_matrix.forward_dynamics_matrix``: ``gravity`` (3,) in the
     inertial frame, ``tau`` (nv,) generalized forces, ``fext`` (nb, 6) wrenches
     ``[f, tau]`` per body (body frame, about its origin; an empty (0, 6) array
     means none).  Returns False if an articulated joint inertia ``D_k`` is not
     positive-definite (``a`` is then incomplete).
     """
-    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    W = np.empty((ints.shape[0] + 2, ABA_WIDTH))
     return _aba(ints, reals, gravity, q, v, tau, fext, a, W)
 
 
@@ -464,7 +457,7 @@ def aba_wrenches(ints, reals, gravity, q, v, tau, fext, a, wrench):
     the joint, in body k's frame about its origin: ``f_k = P_k acc_k + z_k``
     (SOA eq. 33), the same quantity as ``rnea``'s ``force`` at these accelerations.
     """
-    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    W = np.empty((ints.shape[0] + 2, ABA_WIDTH))
     if not _aba(ints, reals, gravity, q, v, tau, fext, a, W):
         return False
     _joint_wrenches(ints, W, wrench)
@@ -473,12 +466,12 @@ def aba_wrenches(ints, reals, gravity, q, v, tau, fext, a, wrench):
 
 @njit(cache=True, _nrt=False, fastmath={"contract"})
 def _inputs_ok(ints, q, v, tau, fext, a):
-    """The checks of ``_state`` on (q, v, tau, fext): sizes (from the packed model), finite
-    entries, base pose and joint quaternions unit within ``CONFIG_TOL``."""
+    """The checks of ``multibody._state`` on (q, v, tau, fext): sizes (from the packed
+    model), finite entries, base pose and joint quaternions unit within ``CONFIG_TOL``."""
     nb = ints.shape[0]
-    t = ints[nb - 1, I_JTYPE]
-    nq = ints[nb - 1, I_QI] + NQ_OF[t]
-    nv = ints[nb - 1, I_VI] + NV_OF[t]
+    t = ints[nb - 1, JOINT_TYPE]
+    nq = ints[nb - 1, Q_INDEX] + JOINT_NQ[t]
+    nv = ints[nb - 1, V_INDEX] + JOINT_NV[t]
     if q.shape[0] != nq or v.shape[0] != nv or tau.shape[0] != nv or a.shape[0] != nv:
         return False
     if (fext.shape[0] != 0 and fext.shape[0] != nb) or fext.shape[1] != 6:
@@ -498,14 +491,14 @@ def _inputs_ok(ints, q, v, tau, fext, a):
 
 @njit(cache=True)
 def aba_checked(ints, reals, gravity, q, v, tau, fext, a):
-    """:func:`aba` behind the input checks of ``_state``, in one compiled call.
+    """:func:`aba` behind the input checks of ``multibody._state``, in one compiled call.
 
     Returns 0 on success, 1 if an input fails a check (the caller then lets
-    ``_state`` name it), 2 if the articulated inertias are not positive-definite.
+    ``multibody._state`` name it), 2 if the articulated inertias are not positive-definite.
     """
     if not _inputs_ok(ints, q, v, tau, fext, a):
         return 1
-    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    W = np.empty((ints.shape[0] + 2, ABA_WIDTH))
     return 0 if _aba(ints, reals, gravity, q, v, tau, fext, a, W) else 2
 
 
@@ -514,7 +507,7 @@ def aba_wrenches_checked(ints, reals, gravity, q, v, tau, fext, a, wrench):
     """:func:`aba_wrenches` behind the checks of :func:`aba_checked` (same return codes)."""
     if not _inputs_ok(ints, q, v, tau, fext, a):
         return 1
-    W = np.empty((ints.shape[0] + 2, _STRIDE))
+    W = np.empty((ints.shape[0] + 2, ABA_WIDTH))
     if not _aba(ints, reals, gravity, q, v, tau, fext, a, W):
         return 2
     _joint_wrenches(ints, W, wrench)
@@ -537,13 +530,13 @@ def split_wrenches(ints, reals, wrench, actuation, constraint, tau):
     with the reaction kept as a wrench instead of coordinates on a basis W.
     """
     for k in range(ints.shape[0]):
-        t = ints[k, I_JTYPE]
-        i = ints[k, I_VI]
+        t = ints[k, JOINT_TYPE]
+        i = ints[k, V_INDEX]
         for j in range(6):
             actuation[k, j] = 0.0
         if t == REVOLUTE or t == PRISMATIC:
             o = 3 if t == REVOLUTE else 0  # the torque or the force of [f, tau]
-            n0, n1, n2 = reals[k, R_AXIS], reals[k, R_AXIS + 1], reals[k, R_AXIS + 2]
+            n0, n1, n2 = reals[k, AXIS], reals[k, AXIS + 1], reals[k, AXIS + 2]
             s = n0 * wrench[k, o] + n1 * wrench[k, o + 1] + n2 * wrench[k, o + 2]
             tau[i] = s
             actuation[k, o] = s * n0
@@ -580,19 +573,19 @@ def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
     ``V[k, 1]`` the factor, ``F[k]`` the free columns.
     """
     nb = ints.shape[0]
-    col = W[nb, _X1 : _X1 + 6]
-    x = W[nb, _X2 : _X2 + 6]
+    col = W[nb, TMP1 : TMP1 + 6]
+    x = W[nb, TMP2 : TMP2 + 6]
     G = W[nb + 1, 0:36].reshape((6, 6))
     for k in range(nb - 1, -1, -1):
-        p = ints[k, I_PARENT]
-        vi = ints[k, I_VI]
-        nk = joint_nv(ints[k, I_JTYPE])
+        p = ints[k, PARENT]
+        vi = ints[k, V_INDEX]
+        nk = JOINT_NV[ints[k, JOINT_TYPE]]
         nf = 0
         for j in range(nk):
             _column(ints, reals, k, j, col)
             if prescribed[vi + j]:
                 for m in range(6):
-                    W[k, _AL + m] += col[m] * a_in[vi + j]
+                    W[k, ALPHA + m] += col[m] * a_in[vi + j]
             else:
                 F[k, nf] = j
                 nf += 1
@@ -603,17 +596,17 @@ def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
             _column(ints, reals, k, F[k, c], col)
             s = tau_in[vi + F[k, c]]
             for m in range(6):
-                s -= col[m] * W[k, _Z + m]
+                s -= col[m] * W[k, BIAS + m]
                 U[m, c] = 0.0
                 for l in range(6):
-                    U[m, c] += W[k, _P + 6 * m + l] * col[l]
-            W[k, _UU + c] = s
+                    U[m, c] += W[k, ART_INERTIA + 6 * m + l] * col[l]
+            W[k, U_VEC + c] = s
             for c2 in range(c + 1):
                 s = 0.0
                 for m in range(6):
                     s += col[m] * U[m, c2]
                 L[c, c2] = s
-        if not _chol(L, nf):
+        if not cholesky(L, nf):
             return False
         if p < 0:
             continue
@@ -621,25 +614,25 @@ def _mixed_articulated(ints, reals, prescribed, a_in, tau_in, W, V, F):
         for m in range(6):
             for c in range(nf):
                 x[c] = U[m, c]
-            _chol_solve(L, nf, x)
+            cholesky_solve(L, nf, x)
             for c in range(nf):
                 G[m, c] = x[c]
         for m in range(6):
             for l in range(6):
-                s = W[k, _P + 6 * m + l]
+                s = W[k, ART_INERTIA + 6 * m + l]
                 for c in range(nf):
                     s -= G[m, c] * U[l, c]
-                W[nb, _PA + 6 * m + l] = s
+                W[nb, ART_INERTIA_A + 6 * m + l] = s
         # z^A = z + P^A alpha' + G u
         for m in range(6):
-            s = W[k, _Z + m]
+            s = W[k, BIAS + m]
             for l in range(6):
-                s += W[nb, _PA + 6 * m + l] * W[k, _AL + l]
+                s += W[nb, ART_INERTIA_A + 6 * m + l] * W[k, ALPHA + l]
             for c in range(nf):
-                s += G[m, c] * W[k, _UU + c]
-            W[nb, _ZA + m] = s
-        _inertia_to_parent(W, k, nb, _PA, p)
-        _wrench_to_parent(W, k, nb, _ZA, p, _Z)
+                s += G[m, c] * W[k, U_VEC + c]
+            W[nb, BIAS_A + m] = s
+        _inertia_to_parent(W, k, nb, ART_INERTIA_A, p)
+        _wrench_to_parent(W, k, nb, BIAS_A, p, BIAS)
     return True
 
 
@@ -652,38 +645,38 @@ def _mixed_accelerations(ints, reals, gravity, prescribed, a_in, tau_in, W, V, F
     projections of the joint wrench ``f_k = P_k acc_k + z_k`` (97).
     """
     nb = ints.shape[0]
-    col = W[nb, _X1 : _X1 + 6]
-    x = W[nb, _X2 : _X2 + 6]
-    _store6(W, nb, _G, _inertial_acceleration(gravity))
+    col = W[nb, TMP1 : TMP1 + 6]
+    x = W[nb, TMP2 : TMP2 + 6]
+    _store6(W, nb, INERTIAL_ACC, _inertial_acceleration(gravity))
     for k in range(nb):
-        p = ints[k, I_PARENT]
-        vi = ints[k, I_VI]
-        nk = joint_nv(ints[k, I_JTYPE])
+        p = ints[k, PARENT]
+        vi = ints[k, V_INDEX]
+        nk = JOINT_NV[ints[k, JOINT_TYPE]]
         _acc_bias(W, k, p, nb)
         nf = F[k, 6]
         U = V[k, 0]
         for c in range(nf):
-            s = W[k, _UU + c]
+            s = W[k, U_VEC + c]
             for m in range(6):
-                s -= U[m, c] * W[k, _ACC + m]
+                s -= U[m, c] * W[k, ACC + m]
             x[c] = s
-        _chol_solve(V[k, 1], nf, x)
+        cholesky_solve(V[k, 1], nf, x)
         for c in range(nf):
             j = F[k, c]
             a[vi + j] = x[c]
             tau[vi + j] = tau_in[vi + j]
             _column(ints, reals, k, j, col)
             for m in range(6):
-                W[k, _ACC + m] += col[m] * x[c]
+                W[k, ACC + m] += col[m] * x[c]
         for j in range(nk):
             if prescribed[vi + j]:
                 a[vi + j] = a_in[vi + j]
                 _column(ints, reals, k, j, col)
                 s = 0.0
                 for m in range(6):
-                    f = W[k, _Z + m]
+                    f = W[k, BIAS + m]
                     for l in range(6):
-                        f += W[k, _P + 6 * m + l] * W[k, _ACC + l]
+                        f += W[k, ART_INERTIA + 6 * m + l] * W[k, ACC + l]
                     s += col[m] * f
                 tau[vi + j] = s
 
@@ -699,7 +692,7 @@ def mixed(ints, reals, gravity, q, v, prescribed, a_in, tau_in, fext, a, tau):
     Returns False if a free block ``D_k`` is not positive-definite.
     """
     nb = ints.shape[0]
-    W = np.empty((nb + 2, _STRIDE))
+    W = np.empty((nb + 2, ABA_WIDTH))
     V = np.empty((nb, 2, 6, 6))
     F = np.empty((nb, 7), dtype=np.int64)
     _velocities(ints, reals, q, v, fext, W)

@@ -23,9 +23,10 @@ compilation.
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 
-from ._aba import _STRIDE as _ABA_STRIDE
-from ._aba import _aba as forward_dynamics  # the one forward dynamics of the integrators
-from ._kernels import dexpinv, integrate, rnea
+from .articulated import _aba as forward_dynamics  # the one forward dynamics of the integrators
+from .configuration import dexpinv, integrate
+from .layout import ABA_WIDTH
+from .newton_euler import rnea
 
 
 def _ro(dtype, ndim):
@@ -86,7 +87,7 @@ def _workspace(nq, nv, nb):
         np.empty(nv),
         np.empty((nb, 6)),
         np.empty(nv),
-        np.empty((nb + 2, _ABA_STRIDE)),
+        np.empty((nb + 2, ABA_WIDTH)),
     )
 
 
@@ -94,8 +95,8 @@ def _workspace(nq, nv, nb):
 def _rk4(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out, ws):
     """One step of Lie-group RK4 (Munthe-Kaas) in local coordinates around q (see rk4_step).
 
-    Compiled without reference counting (``_nrt=False``, the rule of ``_aba``'s
-    module comment: no allocation here, every array is owned by the caller,
+    Compiled without reference counting (``_nrt=False``, the rule of the
+    module docstring of :mod:`.frames`: no allocation here, every array is owned by the caller,
     the workspace ``ws`` by ``rk4_step`` / ``rk4_loop``): counting the ~20 arrays
     it passes on would cost about 0.5 us of a 4 us step.
     """
@@ -286,7 +287,7 @@ def forward_dynamics_batch(ints, reals, gravity, Q, V, TAU, A, m):
     fext = np.zeros((0, 6))  # none
     size = (n + m - 1) // m
     for c in prange(m):
-        W = np.empty((nb + 2, _ABA_STRIDE))
+        W = np.empty((nb + 2, ABA_WIDTH))
         for i in range(c * size, min(n, (c + 1) * size)):
             ok[i] = forward_dynamics(ints, reals, gravity, Q[i], V[i], TAU[i], fext, A[i], W)
     return ok.all()

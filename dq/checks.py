@@ -1,4 +1,4 @@
-"""Input validation shared by every public function of dqspace.
+"""Input validation shared by every public function of dqspace (public: other packages use it).
 
 Each ``check_*`` returns the validated float64 array (never the caller's array
 modified) or raises a :class:`ValueError` that names the argument, the problem
@@ -18,7 +18,8 @@ UNIT_TOL = 1e-6
 
 
 @njit(cache=True)
-def _first_nonfinite(flat):
+def first_nonfinite(flat):
+    """Index of the first non-finite entry of the 1-D array ``flat``, or -1 if all are finite."""
     for i in range(flat.shape[0]):
         if not math.isfinite(flat[i]):
             return i
@@ -99,7 +100,7 @@ def as_float_array(x, name, trailing):
     if a.shape[a.ndim - nt :] != trailing or a.ndim < nt:
         want = "(..., " + ", ".join(map(str, trailing)) + ")"
         raise ValueError(f"{name} must have shape {want}, got {a.shape}")
-    bad = _first_nonfinite(a.reshape(-1))
+    bad = first_nonfinite(a.reshape(-1))
     if bad >= 0:
         row = bad // max(1, math.prod(trailing))
         lead = a.shape[: a.ndim - nt]
@@ -112,7 +113,7 @@ def as_float_array(x, name, trailing):
 def as_scalar_array(x, name):
     """``x`` as a finite float64 array of any shape (for scalars such as t)."""
     a = np.asarray(x, dtype=np.float64)
-    bad = _first_nonfinite(a.reshape(-1))
+    bad = first_nonfinite(a.reshape(-1))
     if bad >= 0:
         raise ValueError(f"{name} contains a non-finite value ({a.reshape(-1)[bad]})")
     return a

@@ -14,7 +14,9 @@ Conventions (see ``docs/conventions.md``): Hamilton product, scalar first.
 * dual vector (twist ``w + eps v`` or wrench ``f + eps tau``) ``[real(3), dual(3)]``.
 
 Kernels read all of their inputs into locals before writing, so ``out`` may
-alias an input.  None of them validates: validation is the wrappers' job.
+alias an input.  None of them validates: validation is the wrappers' job (with
+:mod:`dqspace.dq.checks`).  This module is public API: other packages of dqspace
+(the multibody and control kernels) call these functions from compiled code.
 """
 
 import math
