@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dqspace.dq import dq_conj, dq_log, dq_mul, frame_change
-from dqspace.dq.checks import as_float_array, check_unit_dq
+from ..dq import dq_conj, dq_log, dq_mul, frame_change
+from ..dq.checks import as_float_array, check_unit_dq
 
 __all__ = ["PoseError", "dq_error", "twist_error", "pose_error", "shortest_sign"]
 

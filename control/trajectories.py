@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from dqspace.dq import (
+from ..dq import (
     dq_conj,
     dq_from_quat_translation,
     dq_mul,
@@ -30,7 +30,7 @@ from dqspace.dq import (
     dq_screw_log,
     rotation_matrix_from_quat,
 )
-from dqspace.dq.checks import as_float_array, check_unit_dq, check_unit_quat
+from ..dq.checks import as_float_array, check_unit_dq, check_unit_quat
 
 __all__ = [
     "PoseReference",

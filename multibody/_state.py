@@ -14,8 +14,7 @@ entry points check their result once (:func:`all_finite`, compiled) and raise
 import numpy as np
 from numba import njit
 
-from dqspace.dq.checks import first_nonfinite as _first_nonfinite
-
+from ..dq.checks import first_nonfinite as _first_nonfinite
 from . import kernels as K
 from .kernels.layout import CONFIG_TOL  # noqa: F401  (the one tolerance; re-exported)
 from .model import _REAL_KINDS, JointType

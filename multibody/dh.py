@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dqspace.dq import dq_from_quat_translation, dq_identity, dq_mul, quat_from_axis_angle
-
+from ..dq import dq_from_quat_translation, dq_identity, dq_mul, quat_from_axis_angle
 from .model import MAX_LENGTH, Body, Frame, Joint, JointType, Model, _check_pose, _shaped
 
 __all__ = ["DHRow", "LinkInertia", "arm_from_dh"]

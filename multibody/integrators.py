@@ -76,7 +76,7 @@ def _positive_int(x, name):
 
 def difference(model, q0, q1):
     """The velocity v with ``integrate(model, q0, v, 1) == q1`` (the manifold logarithm)."""
-    from dqspace.dq import dq_mul, dq_screw_log, quat_log, quat_mul
+    from ..dq import dq_mul, dq_screw_log, quat_log, quat_mul
 
     q0 = _state.configuration(model, q0, "q0")
     q1 = _state.configuration(model, q1, "q1")

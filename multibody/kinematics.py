@@ -201,7 +201,7 @@ def center_of_mass(model, q):
     """System centre of mass in the inertial frame (3,) [m]."""
     kin = forward_kinematics(model, q)
     R = rotation_matrix_from_dq(kin.pose)
-    from dqspace.dq import translation_from_dq
+    from ..dq import translation_from_dq
 
     r = translation_from_dq(kin.pose) + np.einsum("kij,kj->ki", R, model.com)
     return (model.mass[:, None] * r).sum(axis=0) / model.total_mass

@@ -39,8 +39,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from dqspace.dq import dq_from_quat_translation, dq_identity, dq_unit_error
-
+from ..dq import dq_from_quat_translation, dq_identity, dq_unit_error
 from .kernels.layout import (
     AXIS,
     COM,

@@ -17,8 +17,7 @@ Choices where the paper is silent (stated in ``docs/reference-system.md``):
 
 import numpy as np
 
-from dqspace.dq import dq_from_translation, dq_identity
-
+from ..dq import dq_from_translation, dq_identity
 from .dh import DHRow, LinkInertia, arm_from_dh
 from .model import Body, Joint, JointType
 

@@ -70,7 +70,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dqspace.dq import (
+from ..dq import (
     dq_from_quat_translation,
     dq_identity,
     dq_mul,
@@ -80,7 +80,6 @@ from dqspace.dq import (
     rotation_matrix_from_quat,
     translation_from_dq,
 )
-
 from .model import (
     Body,
     Frame,

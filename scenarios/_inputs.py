@@ -25,9 +25,8 @@ Within a control period the callback applies:
 import numpy as np
 from numba import njit
 
-from dqspace.multibody.simulation import INPUTS_SIG
-
 from ..actuators.servo import servo_kernel
+from ..multibody.simulation import INPUTS_SIG
 
 __all__ = ["closed_loop_inputs", "open_loop_inputs", "pack", "Layout"]
 

@@ -10,8 +10,7 @@ import math
 
 from numba import njit
 
-from dqspace.dq.kernels import dq_mul, dq_normalize, dq_screw_exp, q_exp, q_mul
-
+from ...dq.kernels import dq_mul, dq_normalize, dq_screw_exp, q_exp, q_mul
 from .frames import _cross6
 from .layout import FREE, JOINT_TYPE, PRISMATIC, Q_INDEX, REVOLUTE, SPHERICAL, V_INDEX
 

@@ -3,8 +3,7 @@
 import numpy as np
 from numba import njit
 
-from dqspace.dq.kernels import dq_mul, dv_frame_change
-
+from ...dq.kernels import dq_mul, dv_frame_change
 from .frames import _column
 from .layout import JOINT_NV, JOINT_TYPE, PARENT, V_INDEX
 

@@ -11,8 +11,7 @@ and accelerations).
 import numpy as np
 from numba import njit
 
-from dqspace.dq.kernels import dq_mul
-
+from ...dq.kernels import dq_mul
 from .frames import (
     _cross6,
     _joint_transform,
