@@ -121,13 +121,13 @@ def _cmd_show(args):
 
 
 def _cmd_run(args):
-    from .runner import RunInterrupted, run
-
     sc = _load(args)
     out = Path(args.out) if args.out else Path("runs") / sc.name
     cfg = sc.config
     log.info("running %r (%g s simulated) -> %s", sc.name, cfg["scenario"]["duration"], out)
-    _compile_notice()
+    _compile_notice()  # before the runner's import, which compiles (or loads) the kernels
+    from .runner import RunInterrupted, run
+
     t0 = time.perf_counter()
     try:
         res = run(sc, out=out, progress=args.verbosity >= 0)

@@ -132,3 +132,26 @@ def test_quiet_prints_no_progress_and_a_pipe_gets_plain_progress_lines(tmp_path)
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stderr == ""
     assert "base_pos_err_max" in quiet.stdout and " mm" in quiet.stdout
+
+
+_NOTICE_ORDER = """
+import sys
+import dqspace._numba_cache as nc
+seen = []
+def cold():
+    seen.append("dqspace.scenarios.runner" in sys.modules or "numba" in sys.modules)
+    return False
+nc.caches_are_warm = cold
+from dqspace.scenarios.cli import main
+code = main(["run", "station-keeping", "-q", "--out", sys.argv[1],
+             "--set", "scenario.duration=0.01", "--set", "outputs.plots=false"])
+print(code, seen)
+"""
+
+
+def test_the_compile_notice_comes_before_anything_is_compiled(tmp_path):
+    p = subprocess.run(
+        [sys.executable, "-c", _NOTICE_ORDER, str(tmp_path / "r")], capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split()[-2:] == ["0", "[False]"], p.stdout
