@@ -618,7 +618,12 @@ def _series(sys_, K, S):
         "arm_tau": ((7,), "N m", (), "arm joint torques (held over the period)"),
         "wrench_cmd": ((6,), "N, N m", w6, "commanded base wrench, base frame"),
         "wrench_ff": ((6,), "N, N m", w6, "feedforward part (the arm's reaction, negated)"),
-        "arm_reaction": ((6,), "N, N m", w6, "the arm's reaction wrench on the base (-ff)"),
+        "arm_reaction": (
+            (6,),
+            "N, N m",
+            w6,
+            "the arm's reaction wrench on the base (planned; fed forward or not)",
+        ),
         "wrench_thr": ((6,), "N, N m", w6, "thrusters' mean wrench over the period"),
         "thrust_cmd": ((S,), "N", (), "allocated thrusts"),
         "thrust_on": ((S,), "s", (), "pulse widths"),
@@ -681,6 +686,12 @@ class _ClosedLoop:
             ref = sy.trajectory(t)
             arm_cmd = sy.arm(t, st, ref)
             base_cmd = sy.base(t, st, sy.base_reference, arm_acc=arm_cmd.acc if use_ff else None)
+            # the arm's planned reaction on the base, recorded whether or not it is fed forward
+            reaction = -(
+                base_cmd.feedforward
+                if use_ff
+                else sy.base(t, st, sy.base_reference, arm_acc=arm_cmd.acc).feedforward
+            )
             # computed torque with the base acceleration the commanded base wrench causes
             # (zero when the base holds; essential for a light or uncontrolled base)
             arm_tau, _ = sy.arm.torque(st, arm_cmd.acc, base_force=base_cmd.generalized_force)
@@ -759,7 +770,7 @@ class _ClosedLoop:
                 arm_tau=arm_tau,
                 wrench_cmd=wrench,
                 wrench_ff=base_cmd.feedforward,
-                arm_reaction=-base_cmd.feedforward,
+                arm_reaction=reaction,
                 wrench_thr=w_thr,
                 thrust_cmd=sigma,
                 thrust_impulse=mean * period,

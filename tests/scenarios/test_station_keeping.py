@@ -153,3 +153,21 @@ def test_masses_are_scenario_keys():
         progress=False,
     )
     assert summarize(res)["base_pos_err_max"] < 1e-3
+
+
+def test_the_arms_reaction_is_recorded_with_the_feedforward_off():
+    """The disturbance-rejection figure shows the arm's reaction also when it is not fed
+    forward (it showed zeros): the arm makes the same motion, so the reaction has the size of
+    the run's with it (not equal: the base, and so the computed torque, moves differently)."""
+    from dqspace.scenarios import load_scenario, run
+
+    on = run(load_scenario("station-keeping", ["scenario.duration=3"]), progress=False)
+    off = run(
+        load_scenario(
+            "station-keeping", ["scenario.duration=3", "base_controller.feedforward=false"]
+        ),
+        progress=False,
+    )
+    assert np.all(off["wrench_ff"] == 0.0)
+    scale = np.abs(on["arm_reaction"]).max()
+    assert scale > 0.1 and 0.5 * scale < np.abs(off["arm_reaction"]).max() < 2.0 * scale
