@@ -20,6 +20,7 @@ argument.  The arithmetic itself is the compiled kernels of
 import numpy as np
 from numba import njit, types
 
+from .._jit import lazy_njit
 from . import _ufuncs as u
 from . import kernels as k
 from .checks import (
@@ -334,7 +335,7 @@ _empty = np.empty
 # One signature with read-only inputs: writable arrays convert to it (numba registers the
 # conversion at the first call), and a single overload dispatches ~50 ns faster than the
 # four writable/read-only combinations.
-@njit(types.boolean(_RO, _RO, _V), cache=True)
+@lazy_njit(types.boolean(_RO, _RO, _V), cache=True)
 def _mul_1(a, b, out):
     if a.shape[0] != 8 or b.shape[0] != 8:
         return False
@@ -359,7 +360,7 @@ def _mul_rows(A, B, out, tol):
     return z == 0.0
 
 
-@njit(types.boolean(_RO, _RO, _V, types.float64), cache=True)
+@lazy_njit(types.boolean(_RO, _RO, _V, types.float64), cache=True)
 def _fc_1(q, x, out, tol):
     if q.shape[0] != 8 or x.shape[0] != 6 or not k.dq_unit_error(q) <= tol:
         return False

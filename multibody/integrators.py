@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._jit import compiled
 from . import _state
 from . import kernels as K
 from .kernels import sim as _sim
@@ -167,7 +168,7 @@ def _step(model, q, v, dt, inputs, t):
         v,
         t,
         dt,
-        _sim.sampled_inputs,
+        compiled(_sim.sampled_inputs),
         params,
         _EMPTY,
         q1,

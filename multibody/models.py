@@ -17,7 +17,7 @@ Choices where the paper is silent (stated in ``docs/reference-system.md``):
 
 import numpy as np
 
-from ..dq import dq_from_translation, dq_identity
+from ..dq import dq_identity
 from .dh import DHRow, LinkInertia, arm_from_dh
 from .model import Body, Joint, JointType
 
@@ -60,7 +60,9 @@ BASE_MASS = 27.0  # [kg], Table 3
 BASE_INERTIA = 0.405 * np.eye(3)  # [kg m^2], Table 3
 BASE_SIZE = 0.3  # [m], cube edge
 #: Pose of the arm's DH frame 0 in the base frame (a choice: centre of the top face).
-ARM_MOUNT = dq_from_translation([0.0, 0.0, 0.5 * BASE_SIZE])
+# the pure translation (0, 0, BASE_SIZE / 2) written out, r = 1 and d = t r / 2 (importing
+# must not run a compiled function: that would start numba's code generator, ~0.5 s)
+ARM_MOUNT = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.25 * BASE_SIZE])
 
 
 def space_manipulator(

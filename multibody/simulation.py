@@ -29,6 +29,7 @@ from numba import types
 from numba.experimental.function_type import _get_wrapper_address
 from numba.extending import typeof_impl
 
+from .._jit import compiled
 from . import _state
 from .integrators import IntegrationError, Trajectory, _finite, _positive_int
 from .kernels import sim as _sim
@@ -78,7 +79,7 @@ _RESOLVED = {}
 
 def _callback(fn):
     """The inputs callback as a resolved function pointer (cached per callback)."""
-    fn = _sim.no_inputs if fn is None else fn
+    fn = compiled(_sim.no_inputs if fn is None else fn)
     try:
         return _RESOLVED[fn]
     except KeyError:

@@ -23,8 +23,8 @@ Within a control period the callback applies:
 """
 
 import numpy as np
-from numba import njit
 
+from .._jit import lazy_njit
 from ..actuators.servo import servo_kernel
 from ..multibody.simulation import INPUTS_SIG
 
@@ -114,7 +114,7 @@ def pack(
     return p
 
 
-@njit(INPUTS_SIG, cache=True)
+@lazy_njit(INPUTS_SIG, cache=True)
 def closed_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
     """Arm torques (held), thruster pulses, disturbance, VSCMG servos; see module docstring."""
     t_tick, dt = params[0], params[1]
@@ -195,7 +195,7 @@ def closed_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
         tau[int(wv[i])] += tw[i]
 
 
-@njit(INPUTS_SIG, cache=True)
+@lazy_njit(INPUTS_SIG, cache=True)
 def open_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
     """Base generalized force ``sin(w t) [torque amplitude, force amplitude]`` (base frame).
 

@@ -23,6 +23,7 @@ compilation.
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 
+from ..._jit import lazy_njit
 from .articulated import _aba as forward_dynamics  # the one forward dynamics of the integrators
 from .configuration import dexpinv, integrate
 from .layout import ABA_WIDTH
@@ -49,14 +50,14 @@ InputsFn = types.FunctionType(INPUTS_SIG)
 OK, SINGULAR, NONFINITE = 0, 1, 2
 
 
-@njit(INPUTS_SIG, cache=True)
+@lazy_njit(INPUTS_SIG, cache=True)
 def no_inputs(t, t_step, q, v, params, mem, tau, fext):
     """Zero generalized forces and external wrenches."""
     tau[:] = 0.0
     fext[:, :] = 0.0
 
 
-@njit(INPUTS_SIG, cache=True)
+@lazy_njit(INPUTS_SIG, cache=True)
 def sampled_inputs(t, t_step, q, v, params, mem, tau, fext):
     """Inputs sampled at t0, t0 + dt/2, t0 + dt: params = [t0, dt, tau (3, nv), fext (3, nb, 6)]."""
     nv = tau.shape[0]
@@ -138,7 +139,7 @@ def _rk4(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out, w
     return OK if ok else SINGULAR
 
 
-@njit(
+@lazy_njit(
     types.int64(_I2, _R2, _RV, _RV, _RV, types.float64, types.float64, InputsFn, _RV, _V, _V, _V),
     cache=True,
 )
@@ -154,7 +155,7 @@ def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_ou
     return _rk4(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out, ws)
 
 
-@njit(
+@lazy_njit(
     types.UniTuple(types.int64, 2)(
         _I2,
         _R2,
@@ -208,7 +209,7 @@ def rk4_loop(
     return OK, n_steps
 
 
-@njit(
+@lazy_njit(
     types.void(
         _I2,
         _R3,
@@ -277,7 +278,7 @@ def batch_chunks(n):
     return max(1, min(n, get_num_threads()))
 
 
-@njit(types.boolean(_I2, _R2, _RV, _RM, _RM, _RM, _M, types.int64), cache=True, parallel=True)
+@lazy_njit(types.boolean(_I2, _R2, _RV, _RM, _RM, _RM, _M, types.int64), cache=True, parallel=True)
 def forward_dynamics_batch(ints, reals, gravity, Q, V, TAU, A, m):
     """Forward dynamics of many states in parallel, in m chunks (:func:`batch_chunks`);
     no external wrenches.  False if any failed."""
@@ -293,7 +294,7 @@ def forward_dynamics_batch(ints, reals, gravity, Q, V, TAU, A, m):
     return ok.all()
 
 
-@njit(types.void(_I2, _R2, _RV, _RM, _RM, _RM, _M, types.int64), cache=True, parallel=True)
+@lazy_njit(types.void(_I2, _R2, _RV, _RM, _RM, _RM, _M, types.int64), cache=True, parallel=True)
 def inverse_dynamics_batch(ints, reals, gravity, Q, V, A, TAU, m):
     """Inverse dynamics of many states in parallel, in m chunks; no external wrenches."""
     nb = ints.shape[0]
