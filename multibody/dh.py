@@ -3,31 +3,59 @@
 Body frames follow :mod:`dqspace.multibody.model`: body i's frame sits on
 joint i's axis, z along it, and moves with link i.  That is Craig's frame i
 in the modified convention, and the standard convention's frame i-1 turned
-(or slid) by joint i.  Link mass properties are taken in these frames.
+(or slid) by joint i.  Link mass properties are taken in these frames by default
+(``inertia_frame="body"``); ``inertia_frame="dh"`` takes them in the convention's own
+link frame i instead, where published tables usually give them (for the standard
+convention the distal frame i, at the far end of link i; for the modified convention
+the same frame as ``"body"``).
 
-Standard:  ``T_{i-1,i} = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``; the
+Standard (distal):  ``T_{i-1,i} = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``; the
 constant tail ``Tz(d_i) Tx(a_i) Rx(alpha_i)`` of row i becomes the placement
-of joint i+1 in body i, and the tail of the last row the ``flange`` frame.
+of joint i+1 in body i, and the tail of the last row the DH frame n.
 
-Modified:  ``T_{i-1,i} = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)``;
-row i holds ``(a_{i-1}, d_i, alpha_{i-1}, theta_i)`` as in Craig's tables,
-and the flange frame coincides with the last body frame.
+Modified (proximal, Craig):  ``T_{i-1,i} = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)``;
+row i holds ``(a_{i-1}, d_i, alpha_{i-1}, theta_i)`` as in Craig's tables, and the
+DH frame n coincides with the last body frame.
+
+In both, ``theta_i = theta0_i + q_i`` for a revolute joint and ``d_i = d_i + q_i`` for
+a prismatic one (the row's ``d`` is then the offset at q = 0).  The ``flange`` frame
+is DH frame n, or ``tool`` in it.  A standard table is a modified one with a/alpha
+shifted down one row: modified row i = ``(a_{i-1}, d_i, alpha_{i-1}, theta0_i)`` with
+``a_0 = alpha_0 = 0``, and the last standard row's ``Tx(a_n) Rx(alpha_n)`` as ``tool``;
+the two describe the same arm (same joint axes, same flange), their body frames differing
+by ``Tz(d_i)`` (Craig's frame i = standard frame i-1 ``o Rz(theta_i) Tz(d_i)``).
 """
 
 import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ..dq import dq_from_quat_translation, dq_identity, dq_mul, quat_from_axis_angle
+from ..dq import (
+    dq_from_quat_translation,
+    dq_identity,
+    dq_mul,
+    quat_from_axis_angle,
+    rotation_matrix_from_dq,
+    translation_from_dq,
+)
 from .model import MAX_LENGTH, Body, Frame, Joint, JointType, Model, _check_pose, _shaped
 
 __all__ = ["DHRow", "LinkInertia", "arm_from_dh"]
 
+CONVENTIONS = ("standard", "modified")
+INERTIA_FRAMES = ("body", "dh")
+
 
 @dataclass(frozen=True)
 class DHRow:
-    """One row ``[a, d, alpha, theta0]`` [m, m, rad, rad]; ``prismatic`` makes d the variable."""
+    """One row ``[a, d, alpha, theta0]`` [m, m, rad, rad] and the joint's type.
+
+    ``prismatic=False`` (the default) is a revolute joint, ``theta = theta0 + q``;
+    ``prismatic=True`` makes d the variable, ``d = d + q`` (theta fixed at theta0).
+    """
 
     a: float
     d: float
@@ -35,17 +63,27 @@ class DHRow:
     theta0: float = 0.0
     prismatic: bool = False
 
+    @property
+    def joint_type(self) -> JointType:
+        """:attr:`JointType.PRISMATIC` or :attr:`JointType.REVOLUTE`."""
+        return JointType.PRISMATIC if self.prismatic else JointType.REVOLUTE
+
 
 @dataclass(frozen=True)
 class LinkInertia:
-    """Mass [kg], centre of mass (3,) [m] and inertia about it (3, 3) [kg m^2] in the body frame."""
+    """Mass [kg], centre of mass (3,) [m] and inertia about it (3, 3) [kg m^2] in the link frame.
+
+    The link frame is chosen by :func:`arm_from_dh`'s ``inertia_frame``.  The values are
+    checked when the arm is built (positive mass, symmetric positive-definite inertia
+    obeying the triangle inequality; ``ValueError`` naming the body).
+    """
 
     mass: float
     com: np.ndarray
     inertia: np.ndarray
 
     @classmethod
-    def from_table(cls, mass, inertia6, com):
+    def from_table(cls, mass: float, inertia6: ArrayLike, com: ArrayLike) -> "LinkInertia":
         """From ``[Ixx, Iyy, Izz, Iyz, Ixz, Ixy]`` (the paper's Table 5 order)."""
         ixx, iyy, izz, iyz, ixz, ixy = _shaped(inertia6, (6,), "LinkInertia inertia6")
         J = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
@@ -75,11 +113,30 @@ def _chain(*dqs):
 _FIELDS = ("a", "d", "alpha", "theta0")
 
 
+def _choice(value, allowed, what):
+    """``value`` if it is one of the strings ``allowed``, else a ValueError naming ``what``."""
+    if not isinstance(value, str) or value not in allowed:
+        options = " or ".join(repr(x) for x in allowed)
+        raise ValueError(f"{what} must be {options}, got {value!r}")
+    return value
+
+
+def _listed(x, what):
+    """The entries of an iterable (not a string or a mapping), or a ValueError."""
+    bad = ValueError(f"{what} must be a sequence (list or tuple), got {type(x).__name__}")
+    if isinstance(x, (str, bytes, Mapping)):
+        raise bad
+    try:
+        return list(x)
+    except TypeError:
+        raise bad from None
+
+
 def _names(names, n):
     """The n body names (default ``link1`` ...), checked: one string per row."""
     if names is None:
         return [f"link{i + 1}" for i in range(n)]
-    names = list(names)
+    names = _listed(names, "names")
     if len(names) < n:
         raise ValueError(
             f"names has {len(names)} entries for {n} DH rows: DH row {len(names)} has no name"
@@ -117,29 +174,44 @@ def _row(row, what):
                 f"{what}: |{f}| = {abs(x):.6g} m is beyond the {MAX_LENGTH:g} m a model accepts"
             )
     if not isinstance(row.prismatic, (bool, np.bool_)):
-        raise ValueError(f"{what}: prismatic must be True or False, got {row.prismatic!r}")
+        raise ValueError(
+            f"{what}: prismatic must be True or False (the joint type), got {row.prismatic!r}"
+        )
     return DHRow(*(float(getattr(row, f)) for f in _FIELDS), bool(row.prismatic))
 
 
+def _moved(link, X, what):
+    """``link``'s mass properties given in frame F, in frame B; X is F's pose in B."""
+    R = rotation_matrix_from_dq(X)
+    com = translation_from_dq(X) + R @ _shaped(link.com, (3,), f"{what} com")
+    J = R @ _shaped(link.inertia, (3, 3), f"{what} inertia") @ R.T  # asymmetry kept: refused
+    return LinkInertia(link.mass, com, J)
+
+
 def arm_from_dh(
-    rows,
-    links,
+    rows: Sequence[DHRow | Sequence[float]],
+    links: Sequence[LinkInertia],
     *,
-    convention="standard",
-    base=None,
-    mount=None,
-    names=None,
-    flange="flange",
-    gravity=None,
-):
+    convention: str = "standard",
+    base: Body | None = None,
+    mount: ArrayLike | None = None,
+    names: Sequence[str] | None = None,
+    flange: str | None = "flange",
+    tool: ArrayLike | None = None,
+    inertia_frame: str = "body",
+    gravity: ArrayLike | None = None,
+) -> Model:
     """Build a serial arm, optionally on a base body, from a DH table.
 
     Parameters
     ----------
-    rows : sequence of DHRow (or of ``(a, d, alpha[, theta0])`` tuples), at least one
-        [m, m, rad, rad]; finite real numbers
+    rows : sequence of DHRow (or of ``(a, d, alpha[, theta0[, prismatic]])`` tuples)
+        At least one row [m, m, rad, rad], finite real numbers; the row's ``prismatic``
+        flag is the joint's type (revolute by default).  In the modified convention
+        row i holds ``(a_{i-1}, d_i, alpha_{i-1}, theta0_i)``.
     links : sequence of LinkInertia, one per row
     convention : {"standard", "modified"}
+        Standard (distal) Denavit-Hartenberg or modified (proximal, Craig) parameters.
     base : Body, optional
         The root body (e.g. a floating base with a FREE joint).  Without it the
         first joint attaches to the inertial frame at ``mount``.
@@ -147,18 +219,38 @@ def arm_from_dh(
         Pose of the arm's base frame (joint 1's reference frame, "frame 0") in
         the base body (or the inertial frame); identity by default.
     names : sequence of str, optional; body names, one per row (default ``link1`` ...)
-    flange : str or None; name of the frame added at the arm's tip
+    flange : str or None; name of the frame added at the arm's tip (DH frame n, or
+        ``tool`` in it)
+    tool : (8,) unit dual quaternion, optional
+        Pose of the flange frame in DH frame n; identity by default.  For a modified
+        table written from a standard one, ``Tx(a_n) Rx(alpha_n)`` of the last standard row.
+    inertia_frame : {"body", "dh"}
+        Frame of each ``links[i]``: ``"body"``, body i's frame (on joint i's axis, the
+        frame the model uses), or ``"dh"``, the convention's link frame i (standard: the
+        distal frame i, i.e. body i's frame moved by ``Tz(d_i) Tx(a_i) Rx(alpha_i)``;
+        modified: body i's frame).
+    gravity : (3,) array_like, optional; uniform gravity [m/s^2] (none by default)
+
+    Returns
+    -------
+    Model
+        Bodies ``names`` (after ``base`` if given) with joints ``joint1`` ... ``jointn``
+        about (or along) their z axes, and the ``flange`` frame on the last body.
 
     Raises
     ------
     ValueError
         for an empty table, a row that is not 3 or 4 finite real numbers (naming the
-        row's index and body name), mismatched lengths of ``rows``, ``links`` and
-        ``names``, or any invalid model parameter (:meth:`Model.build`).
+        row's index and body name) or whose ``prismatic`` is not a bool, mismatched
+        lengths of ``rows``, ``links`` and ``names``, an unknown ``convention`` or
+        ``inertia_frame``, a ``flange`` that is not a non-empty string or None, a
+        ``tool`` without a flange, a ``mount`` or ``tool`` that is not a unit dual
+        quaternion, or any invalid model parameter (:meth:`Model.build`, naming the body:
+        mass, centre of mass, inertia).
     """
-    if convention not in ("standard", "modified"):
-        raise ValueError(f"convention must be 'standard' or 'modified', got {convention!r}")
-    rows, links = list(rows), list(links)
+    _choice(convention, CONVENTIONS, "convention")
+    _choice(inertia_frame, INERTIA_FRAMES, "inertia_frame")
+    rows, links = _listed(rows, "rows"), _listed(links, "links")
     if not rows:
         raise ValueError("the DH table is empty: an arm needs at least one row")
     if len(rows) != len(links):
@@ -172,6 +264,12 @@ def arm_from_dh(
             )
     if base is not None and not isinstance(base, Body):
         raise ValueError(f"base must be a Body, got {type(base).__name__}")
+    if flange is not None and (not isinstance(flange, str) or not flange):
+        raise ValueError(f"flange must be a non-empty string or None, got {flange!r}")
+    if tool is not None:
+        if flange is None:
+            raise ValueError("tool is the pose of the flange frame: it needs a flange name")
+        tool = _check_pose("tool", tool)
     prev = dq_identity() if mount is None else _check_pose("mount", mount)
     bodies = [] if base is None else [base]
     parent = None if base is None else base.name
@@ -183,10 +281,14 @@ def arm_from_dh(
         else:
             place = _chain(prev, _rx(row.alpha), _t(row.a, 0, 0), _t(0, 0, row.d), _rz(row.theta0))
             tail = dq_identity()
-        jt = JointType.PRISMATIC if row.prismatic else JointType.REVOLUTE
-        joint = Joint(jt, np.array([0.0, 0.0, 1.0]), place, f"joint{i + 1}")
+        if inertia_frame == "dh" and convention == "standard":
+            # the distal frame i is body i's frame o tail
+            link = _moved(link, tail, f"links[{i}] ({names[i]!r})")
+        joint = Joint(row.joint_type, np.array([0.0, 0.0, 1.0]), place, f"joint{i + 1}")
         bodies.append(Body(names[i], parent, joint, link.mass, link.com, link.inertia))
         parent = names[i]
         prev = tail
-    frames = [] if flange is None else [Frame(flange, names[-1], prev)]
+    frames = []
+    if flange is not None:
+        frames.append(Frame(flange, names[-1], prev if tool is None else dq_mul(prev, tool)))
     return Model.build(bodies, frames, gravity=gravity)
