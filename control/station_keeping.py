@@ -10,9 +10,11 @@ law of one control tick of the scenario runner, in the controller signature of
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..dq import swap
 from ._checks import finite_vector, unit_pose
 from .arm import JointComputedTorque
 from .base import BaseController
+from .flight_software import StationKeepingLaw
 from .pd import State
 from .trajectories import JointReference, PoseReference
 
@@ -23,7 +25,8 @@ class StationKeepingFeedback:
     """The station-keeping control law of one control tick as a state feedback
     ``k(t, q, v) -> tau`` (nv,), with ideal actuators (the commanded base wrench is applied).
 
-    In the order of the scenario runner (:mod:`dqspace.scenarios.runner`):
+    The composition is :class:`~dqspace.control.flight_software.StationKeepingLaw`, the one
+    the scenario runner (:mod:`dqspace.scenarios.runner`) calls each tick:
 
     1. arm: ``a_m = theta_r'' + k_d (theta_r' - theta') + k_p (theta_r - theta)``
        (:meth:`JointComputedTorque.acceleration`, a fixed joint reference: the arm
@@ -75,11 +78,9 @@ class StationKeepingFeedback:
         self.base_reference = base_reference
         self.joint_reference = joint_reference
         self.feedforward = bool(feedforward)
+        # the runner's composition of one tick (dqspace.control.flight_software)
+        self.law = StationKeepingLaw(base, arm, feedforward=feedforward)
 
     def __call__(self, t: float, q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
-        st = State(q, v)
-        acc, _, _ = self.arm.acceleration(st, self.joint_reference)
-        cmd = self.base(t, st, self.base_reference, arm_acc=acc if self.feedforward else None)
-        u_b = cmd.generalized_force
-        tau_arm, _ = self.arm.torque(st, acc, base_force=u_b)
-        return np.concatenate([u_b, tau_arm])
+        out = self.law(t, State(q, v), self.base_reference, self.joint_reference)
+        return np.concatenate([swap(out.wrench), out.arm_tau])

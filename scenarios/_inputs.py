@@ -1,73 +1,85 @@
-"""The compiled inputs of a closed-loop run (one callback, evaluated at every RK4 stage).
+"""The plant boundary of a closed-loop run: one compiled callback, evaluated at every RK4 stage.
 
-Within a control period the callback applies:
+Within a control period the callback applies, with the commands of the tick held:
 
-* the held (zero-order-hold) generalized forces of the arm controller;
+* the generalized forces the flight software commands (arm joint torques, reaction-wheel
+  motor torques), held over the period;
 * the thrusters' wrench on the base: thruster i pushes with ``on_level[i]``
   during the first ``n_on[i]`` dynamics steps of the period and with
   ``off_level[i]`` afterwards (zero, or a stuck-on thruster's thrust); pulses
   switch on step boundaries, decided from the step's start time ``t_step``;
 * a constant disturbance wrench on the base;
 * the VSCMG servo loops (continuous-time laws of
-  :func:`dqspace.actuators.servo.servo_kernel`, evaluated with the stage's state).
+  :func:`dqspace.actuators.servo.servo_kernel`, evaluated with the stage's state);
+* the joint limiter, last: for each limited joint (arm joints with torque or rate limits,
+  wheel motors), the torque is clipped to ``max_torque``, cut to zero when the joint's
+  rate is at ``max_rate`` and the torque would push it further, and reduced by viscous
+  friction ``friction * v``.
 
-``params`` layout (built by :func:`pack`)::
-
-    [t_tick, dt, nv, S, K,
-     tau_hold (nv),
-     n_on (S), on_level (S), off_level (S), H (6 S, row-major [f; tau] x S),
-     disturbance (6),
-     servo: k_g, gimbal_rate_cmd (K), wheel_accel_cmd (K),
-            gimbal_q (K), gimbal_v (K), wheel_v (K),
-            A_g0 (3K), A_s0 (3K), A_t0 (3K), I_cg (K), I_ws (K), I_s (K), I_t (K)]
+``params`` is cut into the named fields of :func:`layout` (sizes from the system: nv, S
+thrusters, K VSCMGs, L limited joints).  Its first :data:`HEADER` ``.width`` entries are
+the header: the tick time, the step, the four sizes, then the offset of every field, so
+that the compiled callback reads each field by name (``params[HEADER.tau]`` is where the
+held torques start) and the offsets are computed once, here.  The callback signature is
+numba's fixed ``INPUTS_SIG`` (one float64 vector), so sizes, offsets and joint indices are
+stored as floats; they are small integers, exact in float64.
 """
 
+from collections import namedtuple
+
 import numpy as np
+from numba import njit
 
 from .._jit import lazy_njit
 from ..actuators.servo import servo_kernel
+from ..multibody.kernels.layout import Layout
 from ..multibody.simulation import INPUTS_SIG
 
-__all__ = ["closed_loop_inputs", "open_loop_inputs", "pack", "Layout"]
+__all__ = ["closed_loop_inputs", "open_loop_inputs", "pack", "layout", "HEADER", "FIELDS"]
+
+#: the fields after the header, with their sizes as functions of (nv, S, K, L)
+FIELDS = (
+    ("tau", lambda nv, S, K, L: nv),  # held generalized forces
+    ("n_on", lambda nv, S, K, L: S),  # dynamics steps each thruster is on
+    ("on_level", lambda nv, S, K, L: S),  # thrust while on [N]
+    ("off_level", lambda nv, S, K, L: S),  # thrust while off [N] (stuck-on thrusters)
+    ("H", lambda nv, S, K, L: 6 * S),  # thruster wrench directions, row-major (6, S)
+    ("disturbance", lambda nv, S, K, L: 6),  # base wrench [f, tau]
+    ("k_g", lambda nv, S, K, L: 1),  # gimbal servo bandwidth [1/s]
+    ("gimbal_rate_cmd", lambda nv, S, K, L: K),
+    ("wheel_accel_cmd", lambda nv, S, K, L: K),
+    ("gimbal_q", lambda nv, S, K, L: K),  # indices into q
+    ("gimbal_v", lambda nv, S, K, L: K),  # indices into v
+    ("wheel_v", lambda nv, S, K, L: K),
+    ("A_g0", lambda nv, S, K, L: 3 * K),  # row-major (3, K)
+    ("A_s0", lambda nv, S, K, L: 3 * K),
+    ("A_t0", lambda nv, S, K, L: 3 * K),
+    ("I_cg", lambda nv, S, K, L: K),
+    ("I_ws", lambda nv, S, K, L: K),
+    ("I_s", lambda nv, S, K, L: K),
+    ("I_t", lambda nv, S, K, L: K),
+    ("limited_v", lambda nv, S, K, L: L),  # indices into v of the limited joints
+    ("max_torque", lambda nv, S, K, L: L),
+    ("max_rate", lambda nv, S, K, L: L),
+    ("friction", lambda nv, S, K, L: L),  # viscous [N m s/rad]
+)
+
+#: the header: scalars, sizes, then one offset per field (same names)
+HEADER = Layout(
+    "plant inputs header",
+    [("t_tick", 1), ("dt", 1), ("nv", 1), ("S", 1), ("K", 1), ("L", 1)]
+    + [(name, 1) for name, _ in FIELDS],
+)
 
 
-class Layout:
-    """Offsets into ``params`` for given sizes (nv, S thrusters, K VSCMGs)."""
-
-    def __init__(self, nv, S, K):
-        self.nv, self.S, self.K = nv, S, K
-        o = 5
-        self.tau = o
-        o += nv
-        self.n_on = o
-        o += S
-        self.level = o
-        o += 2 * S
-        self.H = o
-        o += 6 * S
-        self.dist = o
-        o += 6
-        self.k_g = o
-        o += 1
-        self.gr = o
-        o += K
-        self.wa = o
-        o += K
-        self.gq = o
-        o += K
-        self.gv = o
-        o += K
-        self.wv = o
-        o += K
-        self.A = o
-        o += 9 * K
-        self.I = o
-        o += 4 * K
-        self.size = o
+def layout(nv, S, K, L=0):
+    """The :class:`~dqspace.multibody.kernels.layout.Layout` of ``params`` for these sizes."""
+    sizes = [(name, size(nv, S, K, L)) for name, size in FIELDS]
+    return Layout("plant inputs", [("header", HEADER.width), *sizes])
 
 
 def pack(
-    layout,
+    lay,
     *,
     t_tick,
     dt,
@@ -82,84 +94,122 @@ def pack(
     wheel_accel_cmd=None,
     cluster_index=None,
     cluster=None,
+    limited_v=None,
+    max_torque=None,
+    max_rate=None,
+    friction=None,
     out=None,
 ):
-    """Fill (or create) the ``params`` vector of :func:`closed_loop_inputs`."""
-    L = layout
-    p = np.zeros(L.size) if out is None else out
-    p[0], p[1], p[2], p[3], p[4] = t_tick, dt, L.nv, L.S, L.K
-    p[L.tau : L.tau + L.nv] = tau_hold
-    if L.S:
-        p[L.n_on : L.n_on + L.S] = n_on
-        p[L.level : L.level + L.S] = on_level
-        p[L.level + L.S : L.level + 2 * L.S] = off_level
-        p[L.H : L.H + 6 * L.S] = np.asarray(H, float).reshape(-1)
-    p[L.dist : L.dist + 6] = disturbance
-    p[L.k_g] = k_g
-    K = L.K
+    """Fill (or create) the ``params`` vector of :func:`closed_loop_inputs` (layout ``lay``)."""
+    nv, S, K, L = lay.size("tau"), lay.size("n_on"), lay.size("gimbal_q"), lay.size("limited_v")
+    p = np.zeros(lay.width) if out is None else out
+    p[HEADER.t_tick], p[HEADER.dt] = t_tick, dt
+    p[HEADER.nv], p[HEADER.S], p[HEADER.K], p[HEADER.L] = nv, S, K, L
+    for name, _ in FIELDS:
+        p[getattr(HEADER, name)] = lay.offsets[name]
+
+    def put(name, value):
+        o = lay.offsets[name]
+        p[o : o + lay.size(name)] = np.ravel(value)
+
+    put("tau", tau_hold)
+    if S:
+        put("n_on", n_on)
+        put("on_level", on_level)
+        put("off_level", off_level)
+        put("H", np.asarray(H, float))
+    put("disturbance", disturbance)
+    put("k_g", k_g)
     if K:
-        p[L.gr : L.gr + K] = gimbal_rate_cmd
-        p[L.wa : L.wa + K] = wheel_accel_cmd
-        ix = cluster_index
-        p[L.gq : L.gq + K] = ix.gimbal_q
-        p[L.gv : L.gv + K] = ix.gimbal_v
-        p[L.wv : L.wv + K] = ix.wheel_v
-        p[L.A : L.A + 3 * K] = cluster.A_g0.reshape(-1)
-        p[L.A + 3 * K : L.A + 6 * K] = cluster.A_s0.reshape(-1)
-        p[L.A + 6 * K : L.A + 9 * K] = cluster.A_t0.reshape(-1)
-        p[L.I : L.I + K] = cluster.I_cg
-        p[L.I + K : L.I + 2 * K] = cluster.I_ws
-        p[L.I + 2 * K : L.I + 3 * K] = cluster.I_s
-        p[L.I + 3 * K : L.I + 4 * K] = cluster.I_t
+        put("gimbal_rate_cmd", gimbal_rate_cmd)
+        put("wheel_accel_cmd", wheel_accel_cmd)
+        put("gimbal_q", cluster_index.gimbal_q)
+        put("gimbal_v", cluster_index.gimbal_v)
+        put("wheel_v", cluster_index.wheel_v)
+        put("A_g0", cluster.A_g0)
+        put("A_s0", cluster.A_s0)
+        put("A_t0", cluster.A_t0)
+        put("I_cg", cluster.I_cg)
+        put("I_ws", cluster.I_ws)
+        put("I_s", cluster.I_s)
+        put("I_t", cluster.I_t)
+    if L:
+        put("limited_v", limited_v)
+        put("max_torque", max_torque)
+        put("max_rate", max_rate)
+        put("friction", friction)
     return p
+
+
+# the header's indices as a named tuple of ints: numba freezes it into the compiled code
+_H = namedtuple("HeaderIndex", [name for name, _ in HEADER.fields])(
+    *(HEADER.offsets[name] for name, _ in HEADER.fields)
+)
 
 
 @lazy_njit(INPUTS_SIG, cache=True)
 def closed_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
-    """Arm torques (held), thruster pulses, disturbance, VSCMG servos; see module docstring."""
-    t_tick, dt = params[0], params[1]
-    nv, S, K = int(params[2]), int(params[3]), int(params[4])
-    o = 5
+    """Held torques, thruster pulses, disturbance, VSCMG servos, joint limiter (see above)."""
+    t_tick, dt = params[_H.t_tick], params[_H.dt]
+    nv, S, K, L = int(params[_H.nv]), int(params[_H.S]), int(params[_H.K]), int(params[_H.L])
+    o = int(params[_H.tau])
     for j in range(nv):
         tau[j] = params[o + j]
-    o += nv
     fext[:, :] = 0.0
     step = int(np.floor((t_step - t_tick) / dt + 0.5))
-    o_on, o_lv, o_off, o_H = o, o + S, o + 2 * S, o + 3 * S
+    o_on, o_lv = int(params[_H.n_on]), int(params[_H.on_level])
+    o_off, o_H = int(params[_H.off_level]), int(params[_H.H])
     for i in range(S):
         f = params[o_lv + i] if step < params[o_on + i] else params[o_off + i]
         if f != 0.0:
             for r in range(6):
                 fext[0, r] += f * params[o_H + r * S + i]
-    o = o_H + 6 * S
+    o = int(params[_H.disturbance])
     for r in range(6):
         fext[0, r] += params[o + r]
-    o += 6
-    if K == 0:
-        return
-    k_g = params[o]
-    o += 1
+    if K > 0:
+        _vscmg_servos(q, v, params, K, tau)
+    o_v, o_tq = int(params[_H.limited_v]), int(params[_H.max_torque])
+    o_rt, o_fr = int(params[_H.max_rate]), int(params[_H.friction])
+    for i in range(L):
+        j = int(params[o_v + i])
+        u = min(max(tau[j], -params[o_tq + i]), params[o_tq + i])
+        w = v[j]
+        if (w >= params[o_rt + i] and u > 0.0) or (w <= -params[o_rt + i] and u < 0.0):
+            u = 0.0
+        tau[j] = u - params[o_fr + i] * w
+
+
+@njit(cache=True)
+def _vscmg_servos(q, v, params, K, tau):
+    """Add the VSCMG servo torques (gimbal and wheel motors) to ``tau``."""
+    k_g = params[int(params[_H.k_g])]
+    o = int(params[_H.gimbal_rate_cmd])
     gr = params[o : o + K]
-    wa = params[o + K : o + 2 * K]
-    gq = params[o + 2 * K : o + 3 * K]
-    gv = params[o + 3 * K : o + 4 * K]
-    wv = params[o + 4 * K : o + 5 * K]
-    o += 5 * K
+    o = int(params[_H.wheel_accel_cmd])
+    wa = params[o : o + K]
+    o_gq, o_gv, o_wv = int(params[_H.gimbal_q]), int(params[_H.gimbal_v]), int(params[_H.wheel_v])
+    o = int(params[_H.A_g0])
     A_g0 = params[o : o + 3 * K].reshape((3, K))
-    A_s0 = params[o + 3 * K : o + 6 * K].reshape((3, K))
-    A_t0 = params[o + 6 * K : o + 9 * K].reshape((3, K))
-    o += 9 * K
+    o = int(params[_H.A_s0])
+    A_s0 = params[o : o + 3 * K].reshape((3, K))
+    o = int(params[_H.A_t0])
+    A_t0 = params[o : o + 3 * K].reshape((3, K))
+    o = int(params[_H.I_cg])
     I_cg = params[o : o + K]
-    I_ws = params[o + K : o + 2 * K]
-    I_s = params[o + 2 * K : o + 3 * K]
-    I_t = params[o + 3 * K : o + 4 * K]
+    o = int(params[_H.I_ws])
+    I_ws = params[o : o + K]
+    o = int(params[_H.I_s])
+    I_s = params[o : o + K]
+    o = int(params[_H.I_t])
+    I_t = params[o : o + K]
     gamma = np.empty(K)
     gamma_dot = np.empty(K)
     om = np.empty(K)
     for i in range(K):
-        gamma[i] = q[int(gq[i])]
-        gamma_dot[i] = v[int(gv[i])]
-        om[i] = v[int(wv[i])]
+        gamma[i] = q[int(params[o_gq + i])]
+        gamma_dot[i] = v[int(params[o_gv + i])]
+        om[i] = v[int(params[o_wv + i])]
     w = np.empty(3)
     for j in range(3):
         w[j] = v[j]  # the cluster sits on the base (body 0, FREE): its angular velocity
@@ -191,8 +241,8 @@ def closed_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
         tw,
     )
     for i in range(K):
-        tau[int(gv[i])] += tg[i]
-        tau[int(wv[i])] += tw[i]
+        tau[int(params[o_gv + i])] += tg[i]
+        tau[int(params[o_wv + i])] += tw[i]
 
 
 @lazy_njit(INPUTS_SIG, cache=True)

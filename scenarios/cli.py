@@ -244,6 +244,33 @@ def _metric_units():
     return {name: unit for name, (unit, _) in METRICS.items()}
 
 
+def _cmd_new(args):
+    from importlib import resources
+
+    from .config import _NAME, NAME_MAX_LENGTH
+
+    name = args.name
+    if not (1 <= len(name) <= NAME_MAX_LENGTH and _NAME.fullmatch(name)):
+        raise _UserError(
+            f"{name!r} is not a plain name: use ASCII letters, digits, '-', '_' or '.', "
+            f"not starting with '.'"
+        )
+    folder = Path(args.dir) / name if args.dir else Path(name)
+    if folder.exists():
+        raise _UserError(f"{folder}: already exists; choose another name or remove it")
+    templates = resources.files("dqspace.scenarios") / "data" / "templates"
+    text = (templates / "scenario.toml").read_text(encoding="utf-8")
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(
+        text.replace('name = "NAME"', f'name = "{name}"'), encoding="utf-8"
+    )
+    (folder / "arm.urdf").write_text((templates / "arm.urdf").read_text(encoding="utf-8"))
+    print(f"wrote {folder / 'scenario.toml'} and {folder / 'arm.urdf'}")
+    print(f"run it:      dqspace run {folder / 'scenario.toml'}")
+    print(f"every key:   dqspace show {folder / 'scenario.toml'}")
+    return OK
+
+
 def _cmd_plot(args):
     from .plots import plot_all
     from .results import Results
@@ -417,6 +444,17 @@ def build_parser():
     _add_overrides(sh)
     _add_common(sh)
     sh.set_defaults(func=_cmd_show)
+
+    nw = sub.add_parser(
+        "new",
+        help="write a starting scenario for your own spacecraft",
+        description="Write NAME/scenario.toml (commented: base, a URDF arm, a thruster table, "
+        "reaction wheels, a way-point task) and NAME/arm.urdf; it runs as written.",
+    )
+    nw.add_argument("name", help="scenario name, also the folder's")
+    nw.add_argument("--dir", help="where to create the folder (default: here)")
+    _add_common(nw)
+    nw.set_defaults(func=_cmd_new)
 
     d = sub.add_parser(
         "demo",

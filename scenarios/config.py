@@ -52,6 +52,7 @@ class Field:
         "name" (a plain name: ASCII letters, digits, ``-``, ``_``, ``.``, not starting
         with ``.``, 1 to 100 characters; safe as a file name)
     length : required list length for "vec" (None: any non-empty length)
+    empty : "vec" only: an empty list is accepted (it means "derived", see the key's doc)
     """
 
     kind: str
@@ -63,6 +64,7 @@ class Field:
     length: int | None = None
     choices: tuple = ()
     min_inclusive: bool = True
+    empty: bool = False
 
     @property
     def required(self):
@@ -184,6 +186,8 @@ def _coerce_float(value, f, source, key):
 
 def _coerce_vec(value, f, source, key):
     n = f"{f.length} " if f.length is not None else ""
+    if f.empty and isinstance(value, list) and not value:
+        return []
     if not isinstance(value, list) or not value:
         hint = " (a TOML array such as [1.0, 2.0, 3.0])" if isinstance(value, str) else ""
         raise ScenarioError(

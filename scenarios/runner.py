@@ -69,8 +69,7 @@ from importlib import metadata
 
 import numpy as np
 
-from ..actuators import AllocationStatus, steer
-from ..control import State
+from ..control import pose_error
 from ..dq import dq_conj, dq_log, dq_mul, translation_from_dq
 from ..multibody import (
     IntegrationError,
@@ -80,7 +79,8 @@ from ..multibody import (
 )
 from . import _inputs
 from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
-from .metrics import ALLOC_STATUS, METRICS, degradations, summarize
+from .flight import FlightSoftware, Plant
+from .metrics import METRICS, degradations, summarize
 from .results import OutputError, OutputLocked, Results, ResultWriter, SeriesInfo, package_version
 from .storage import MANIFEST, PARTIAL, format_bytes
 from .system import build_system, thruster_faults
@@ -97,7 +97,6 @@ __all__ = [
 
 log = logging.getLogger("dqspace.run")
 
-_ALLOC_CODE = {s: ALLOC_STATUS.index(s.value) for s in AllocationStatus}
 
 #: [bytes] the default cap on what a run records (also at most half the physical memory)
 DEFAULT_MAX_BYTES = 8 << 30
@@ -599,8 +598,9 @@ class _OpenLoop:
 # --------------------------------------------------------------- closed loop
 
 
-def _series(sys_, K, S):
+def _series(sys_, K, S, W=0):
     nq, nv = sys_.plant.nq, sys_.plant.nv
+    n = sys_.arm_info.n
     xyz = ("x", "y", "z")
     w6 = ("fx", "fy", "fz", "tx", "ty", "tz")
     return {
@@ -614,8 +614,14 @@ def _series(sys_, K, S):
         "ee_ref": ((3,), "m", xyz, "end-effector reference position, base frame"),
         "ee_err": ((3,), "m", xyz, "end-effector position error, base frame"),
         "ee_att_err": ((), "rad", (), "end-effector attitude error angle"),
-        "arm_q": ((7,), "rad", (), "arm joint angles"),
-        "arm_tau": ((7,), "N m", (), "arm joint torques (held over the period)"),
+        "arm_q": ((n,), "rad", (), "arm joint angles"),
+        "arm_tau": ((n,), "N m", (), "arm joint torques (held over the period, limited)"),
+        "arm_saturated": (
+            (n,),
+            "-",
+            (),
+            "1 where the joint's torque or rate limit was reached at the tick",
+        ),
         "wrench_cmd": ((6,), "N, N m", w6, "commanded base wrench, base frame"),
         "wrench_ff": ((6,), "N, N m", w6, "feedforward part (the arm's reaction, negated)"),
         "arm_reaction": (
@@ -638,6 +644,10 @@ def _series(sys_, K, S):
         "wheel_accel_cmd": ((K,), "rad/s^2", (), "commanded wheel accelerations"),
         "det_GGt": ((), "-", (), "det(G G^T)"),
         "det_CCt": ((), "-", (), "det(C C^T), gimbal mode only"),
+        "rw_speed": ((W,), "rad/s", (), "reaction-wheel speeds"),
+        "rw_torque_cmd": ((W,), "N m", (), "reaction-wheel motor torques commanded"),
+        "rw_torque_err": ((3,), "N m", xyz, "wheel torque error (saturation)"),
+        "dump_torque": ((3,), "N m", xyz, "momentum-dumping torque asked of the thrusters"),
     }
 
 
@@ -649,95 +659,45 @@ class _ClosedLoop:
     def __init__(self, cfg):
         self.cfg = cfg
         self.sy = sy = build_system(cfg)
-        self.K = sy.cluster_model.cluster.K if sy.cluster_model is not None else 0
-        self.S = sy.thrusters.n if sy.thrusters is not None else 0
+        self.flight = FlightSoftware(sy)
+        self.plant = Plant(sy)
+        self.K, self.S, self.W = self.flight.K, self.flight.S, self.flight.W
         self.rate = cfg["control"]["rate"]
         self.period = 1.0 / self.rate
         self.duration = T = cfg["scenario"]["duration"]
         self.n_ticks = int(round(T / self.period))
         self.rows = self.n_ticks + 1
-        self.spec = _series(sy, self.K, self.S)
+        self.spec = _series(sy, self.K, self.S, self.W)
         self.t = 0.0
 
     def simulate(self, rec, checkpoint, bar):
-        cfg, sy, K, S, period = self.cfg, self.sy, self.K, self.S, self.period
-        plant, cm, ts = sy.plant, sy.cluster_model, sy.thrusters
-        dt = cfg["integrator"]["dt"]
-        steps = int(round(period / dt))
-        layout = _inputs.Layout(plant.nv, S, K)
-        params = np.zeros(layout.size)
+        cfg, sy, period = self.cfg, self.sy, self.period
+        info = sy.arm_info
+        rec.manifest["system"] = sy.description
         rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
         dist = cfg["disturbance"]
         faults = sorted(cfg["faults"], key=lambda f: f["time"])
-        health = ts
-        firing = sy.modulator.initial_state() if sy.modulator is not None else None
-        carry = None
-        k_g = cfg["vscmg"]["servo_bandwidth"]
+        health = sy.thrusters
         every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
         q, v = sy.q0.copy(), sy.v0.copy()
-        dq_I0 = q[:8].copy()
-        r_I0 = translation_from_dq(dq_I0)
-        nq_c, nv_c = sy.controller_model.nq, sy.controller_model.nv
-        use_ff = cfg["base_controller"]["feedforward"]
+        n = info.n
+        arm_q = slice(8, 8 + n)
+        arm_v = slice(6, 6 + n)
+        tau_lim, rate_lim = info.torque_limit, info.rate_limit
         for tick in range(self.n_ticks + 1):
             t = self.t = tick * period
-            # ---- measurements and controllers (controller model: base + arm)
-            st = State(q[:nq_c].copy(), v[:nv_c].copy())
-            ref = sy.trajectory(t)
-            arm_cmd = sy.arm(t, st, ref)
-            base_cmd = sy.base(t, st, sy.base_reference, arm_acc=arm_cmd.acc if use_ff else None)
-            # the arm's planned reaction on the base, recorded whether or not it is fed forward
-            reaction = -(
-                base_cmd.feedforward
-                if use_ff
-                else sy.base(t, st, sy.base_reference, arm_acc=arm_cmd.acc).feedforward
-            )
-            # computed torque with the base acceleration the commanded base wrench causes
-            # (zero when the base holds; essential for a light or uncontrolled base)
-            arm_tau, _ = sy.arm.torque(st, arm_cmd.acc, base_force=base_cmd.generalized_force)
-            wrench = base_cmd.wrench
-            _finite(t, base_wrench=wrench, arm_torque=arm_tau)
-            # ---- thrusters (faults take effect from the first tick at or after their time)
+            # ---- thruster faults take effect from the first tick at or after their time
             while faults and faults[0]["time"] <= t + 1e-9:
                 f = faults.pop(0)
                 health = thruster_faults(health, f)
                 rec.manifest["events"].append({"t": t, "event": "thruster fault", **f})
                 if not np.any(health.delivered_thrust(health.sigma_max) > off_level(health)):
                     rec.manifest["events"].append({"t": t, "event": _NO_THRUSTER})
-            sigma, n_on, on_lv, off_lv = np.zeros(S), np.zeros(S), np.zeros(S), np.zeros(S)
-            alloc_code = -1
-            w_thr = np.zeros(6)
-            mean = np.zeros(S)
-            if ts is not None:
-                demand = wrench[:3] if cfg["thrusters"]["mode"] == "force" else wrench
-                res = sy.allocator.allocate(demand, thrusters=health)
-                alloc_code = _ALLOC_CODE[res.status]
-                sigma = res.sigma
-                off_lv = health.delivered_thrust(np.zeros(S))
-                if sy.modulator is not None:
-                    train = sy.modulator.modulate(
-                        np.clip(sigma, 0.0, health.sigma_max), firing, carry
-                    )
-                    firing, carry = train.firing, train.carry
-                    n_on = np.rint(train.on_time / dt)
-                    on_lv = health.delivered_thrust(train.thrust_level)
-                else:  # continuous thrust held over the period
-                    n_on = np.full(S, float(steps))
-                    on_lv = health.delivered_thrust(sigma)
-                mean = (on_lv * n_on + off_lv * (steps - n_on)) / steps
-                w_thr = ts.H @ mean
-            # ---- VSCMGs
-            gr = wa = np.zeros(K)
-            tau_v = wrench[3:] - w_thr[3:]
-            steer_err = np.zeros(3)
-            det_G = det_C = np.nan
-            if cm is not None:
-                cs = cm.state(q, v)
-                mats = cm.cluster.matrices(cs.gamma, cs.wheel_speed, cs.w_IB_B)
-                sc = steer(sy.steering, mats.C, mats.E, tau_v - mats.d, t=t)
-                gr, wa = sc.gimbal_rates, sc.wheel_accels
-                steer_err = sc.torque_error
-                det_G, det_C = sc.det_GGt, sc.det_CCt
+            # ---- flight software
+            meas = self.flight.measure(q, v)
+            c = self.flight.tick(t, meas, health)
+            law, tel = c.law, c.telemetry
+            _finite(t, base_wrench=law.wrench, arm_torque=law.arm_tau)
             # ---- disturbance
             d6 = np.r_[dist["force"], dist["torque"]]
             if dist["force_noise_std"] > 0 or dist["torque_noise_std"] > 0:
@@ -748,79 +708,71 @@ class _ClosedLoop:
                         rng.normal(0, dist["torque_noise_std"], 3),
                     ]
                 )
-            tau_hold = np.zeros(plant.nv)
-            tau_hold[6:13] = arm_tau
             # ---- record (state at t and the commands held over [t, t + period))
-            e_ee = arm_cmd.task_error  # end-effector vs reference, in the base frame
+            ref = tel["arm_reference"]
+            e_ee = getattr(law.arm_command, "task_error", None)
+            if e_ee is None:
+                e_ee = pose_error(
+                    frame_pose(sy.controller_model, _at_base(meas.state.q), info.ee_frame),
+                    ref.pose,
+                )
             ee_pos = translation_from_dq(dq_mul(ref.pose, e_ee.dq))  # q^_BE = q^_BD o e^
             ref_pos = translation_from_dq(ref.pose)
-            att = 2.0 * dq_log(dq_mul(dq_conj(dq_I0), q[:8]))[:3]
+            base_ref = tel["base_reference"]
+            att = 2.0 * dq_log(dq_mul(dq_conj(base_ref.pose), q[:8]))[:3]
+            vq = v[arm_v]
+            saturated = (np.abs(law.arm_tau) >= tau_lim) | (np.abs(vq) >= rate_lim)
             rec.add(
                 t=t,
                 q=q,
                 v=v,
-                base_pos_err=translation_from_dq(q[:8]) - r_I0,
+                base_pos_err=translation_from_dq(q[:8]) - translation_from_dq(base_ref.pose),
                 base_att_err=att,
                 base_twist=v[:6],
                 ee_pos=ee_pos,
                 ee_ref=ref_pos,
                 ee_err=ee_pos - ref_pos,
                 ee_att_err=e_ee.angle,
-                arm_q=q[8:15],
-                arm_tau=arm_tau,
-                wrench_cmd=wrench,
-                wrench_ff=base_cmd.feedforward,
-                arm_reaction=reaction,
-                wrench_thr=w_thr,
-                thrust_cmd=sigma,
-                thrust_impulse=mean * period,
-                thrust_on=n_on * dt,
-                alloc_status=alloc_code,
-                vscmg_torque_cmd=tau_v,
-                vscmg_torque_err=steer_err,
-                gimbal=q[cm.index.gimbal_q] if cm else np.zeros(0),
-                gimbal_rate=v[cm.index.gimbal_v] if cm else np.zeros(0),
-                gimbal_rate_cmd=gr,
-                wheel_speed=v[cm.index.wheel_v] if cm else np.zeros(0),
-                wheel_accel_cmd=wa,
-                det_GGt=det_G,
-                det_CCt=det_C,
+                arm_q=q[arm_q],
+                arm_tau=np.clip(law.arm_tau, -tau_lim, tau_lim),
+                arm_saturated=saturated,
+                wrench_cmd=law.wrench,
+                wrench_ff=law.feedforward,
+                arm_reaction=law.reaction,
+                wrench_thr=tel["w_thr"],
+                thrust_cmd=tel["sigma"],
+                thrust_impulse=tel["mean"] * period,
+                thrust_on=c.n_on * self.plant.dt,
+                alloc_status=tel["alloc_code"],
+                vscmg_torque_cmd=tel["tau_v"],
+                vscmg_torque_err=tel["steer_err"],
+                gimbal=meas.gimbal,
+                gimbal_rate=meas.gimbal_rate,
+                gimbal_rate_cmd=c.gimbal_rate_cmd,
+                wheel_speed=meas.vscmg_wheel_speed,
+                wheel_accel_cmd=c.wheel_accel_cmd,
+                det_GGt=tel["det_G"],
+                det_CCt=tel["det_C"],
+                rw_speed=meas.wheel_speed,
+                rw_torque_cmd=tel["rw_torque_cmd"],
+                rw_torque_err=tel["rw_torque_err"],
+                dump_torque=tel["dump_torque"],
             )
             bar.update(t)
             if tick == self.n_ticks:
                 break
             if tick % every == 0 and tick:
                 checkpoint()
-            # ---- integrate over the period
-            _inputs.pack(
-                layout,
-                t_tick=t,
-                dt=dt,
-                tau_hold=tau_hold,
-                n_on=n_on,
-                on_level=on_lv,
-                off_level=off_lv,
-                H=ts.H if ts is not None else np.zeros((6, 0)),
-                disturbance=d6,
-                k_g=k_g,
-                gimbal_rate_cmd=gr,
-                wheel_accel_cmd=wa,
-                cluster_index=cm.index if cm else None,
-                cluster=cm.cluster if cm else None,
-                out=params,
-            )
-            tr = simulate_compiled(
-                plant,
-                q,
-                v,
-                dt=dt,
-                n_steps=steps,
-                t0=t,
-                inputs=_inputs.closed_loop_inputs,
-                params=params,
-                record_every=steps,
-            )
-            q, v = tr.q[-1], tr.v[-1]
+            # ---- plant: integrate over the period with the commands held
+            q, v = self.plant.advance(q, v, t, c, d6)
+
+
+def _at_base(q):
+    """The controller state's configuration with the base at the origin (poses relative to
+    the base body)."""
+    qa = np.array(q, dtype=float)
+    qa[:8] = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return qa
 
 
 def off_level(ts):

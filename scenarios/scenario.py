@@ -31,7 +31,7 @@ __all__ = ["Scenario", "load_scenario", "MAX_STEPS_PER_PERIOD", "MAX_SAMPLES", "
 MAX_STEPS_PER_PERIOD = 10**6
 #: at most this many recorded samples per run (control ticks, or open-loop outputs)
 MAX_SAMPLES = 10**6
-#: thrusters of the paper's thruster set (``faults[i].thruster`` indexes them)
+#: thrusters of the paper's layout (``faults[i].thruster`` indexes the thruster set)
 N_THRUSTERS = 12
 _PLOT_FORMATS = ("png", "pdf")
 
@@ -85,14 +85,62 @@ def load_scenario(name_or_path, overrides=()):
             f"overrides must be a list of 'section.key=value' strings, got the string {overrides!r}"
         )
     path = _scenario_path(name_or_path)
-    doc = load_toml(path)
+    doc = _with_includes(path, load_toml(path), ())
     source = printable(path)
     if overrides:
         doc = apply_overrides(doc, overrides, f"{source}: --set", SCHEMA)
         source += " (with " + ", ".join(short(o) for o in overrides) + ")"
     cfg = validate(doc, SCHEMA, source)
+    _resolve_files(cfg, Path.cwd())  # paths given with --set: relative to the current folder
     _cross_checks(cfg, source)
     return Scenario(cfg, source)
+
+
+#: keys that name files: (section, key, the values that are not files)
+FILE_KEYS = (("arm", "model", ("iiwa", "dh")),)
+
+
+def _resolve_files(doc, folder):
+    """Make the file paths of ``doc`` absolute, relative to ``folder`` (in place)."""
+    for sec, key, builtin in FILE_KEYS:
+        table = doc.get(sec)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            value = table[key]
+            if value and value not in builtin and not Path(value).is_absolute():
+                table[key] = str((folder / value).resolve())
+
+
+def _with_includes(path, doc, seen):
+    """``doc`` with its files resolved relative to ``path``'s folder and the files named by
+    its top-level ``include`` (a string or a list, relative to ``path``) merged under it:
+    an included file gives sections and keys the including file does not set."""
+    path = Path(path).resolve()
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in doc.items()}
+    _resolve_files(doc, path.parent)
+    inc = doc.pop("include", [])
+    if isinstance(inc, str):
+        inc = [inc]
+    if not isinstance(inc, list) or not all(isinstance(x, str) for x in inc):
+        raise ScenarioError(f"{printable(path)}: include must be a file name or a list of them")
+    merged = {}
+    for name in inc:
+        p = (path.parent / name).resolve()
+        if p in seen or p == path:
+            raise ScenarioError(f"{printable(path)}: include {name!r} includes itself")
+        if not p.is_file():
+            raise ScenarioError(f"{printable(path)}: include {name!r}: no such file")
+        sub = _with_includes(p, load_toml(p), (*seen, path))
+        for k, v in sub.items():
+            if isinstance(v, dict) and isinstance(merged.get(k), dict):
+                merged[k] = {**merged[k], **v}
+            else:
+                merged[k] = v
+    for k, v in doc.items():
+        if isinstance(v, dict) and isinstance(merged.get(k), dict):
+            merged[k] = {**merged[k], **v}
+        else:
+            merged[k] = v
+    return merged
 
 
 # ------------------------------------------------------------ cross-checks
@@ -174,10 +222,29 @@ def _check_actuators(cfg, source):
             f"{source}: thrusters.min_impulse_bit = {tc['min_impulse_bit']} N s "
             f"exceeds max_thrust * control period"
         )
-    if vc["enabled"] and any(g != 0.0 for g in vc["initial_gimbal_deg"]):
+    if vc["enabled"] and vc["layout"] == "table" and not cfg["vscmg_unit"]:
+        raise ScenarioError(f"{source}: vscmg.layout = 'table' needs [[vscmg_unit]] rows")
+    K = 4 if vc["layout"] == "pyramid" else len(cfg["vscmg_unit"])
+    if vc["enabled"] and len(vc["initial_gimbal_deg"]) not in (0, 1, K):
         raise ScenarioError(
-            f"{source}: vscmg.initial_gimbal_deg = {vc['initial_gimbal_deg']}: must be zero "
-            f"in this version (the controller model locks the cluster at zero gimbal angles)"
+            f"{source}: vscmg.initial_gimbal_deg has {len(vc['initial_gimbal_deg'])} values: "
+            f"give {K} values (one per unit) or one for all"
+        )
+    if tc["enabled"] and tc["layout"] == "table" and not cfg["thruster"]:
+        raise ScenarioError(f"{source}: thrusters.layout = 'table' needs [[thruster]] rows")
+    wc = cfg["wheels"]
+    if wc["enabled"] and wc["layout"] == "table" and not cfg["wheel"]:
+        raise ScenarioError(f"{source}: wheels.layout = 'table' needs [[wheel]] rows")
+    if wc["enabled"] and wc["desaturation_stop"] >= wc["desaturation_start"]:
+        raise ScenarioError(
+            f"{source}: wheels.desaturation_stop = {wc['desaturation_stop']} must be below "
+            f"desaturation_start = {wc['desaturation_start']}"
+        )
+    if cfg["arm"]["model"] == "dh" and not cfg["dh"]:
+        raise ScenarioError(f"{source}: arm.model = 'dh' needs a [[dh]] table")
+    if cfg["trajectory"]["type"] == "waypoints" and len(cfg["waypoint"]) < 2:
+        raise ScenarioError(
+            f"{source}: trajectory.type = 'waypoints' needs at least two [[waypoint]] rows"
         )
 
 
@@ -192,11 +259,13 @@ def _check_faults(cfg, source):
         raise ScenarioError(
             f"{source}: faults[0]: thruster faults need thrusters (thrusters.enabled = false)"
         )
+    tc = cfg["thrusters"]
+    n = N_THRUSTERS if tc["layout"] == "paper" else len(cfg["thruster"])
     for i, f in enumerate(faults):
-        if f["thruster"] >= N_THRUSTERS:
+        if f["thruster"] >= n:
             raise ScenarioError(
                 f"{source}: faults[{i}].thruster = {f['thruster']} is out of range "
-                f"(the thruster set has {N_THRUSTERS} thrusters: 0..{N_THRUSTERS - 1})"
+                f"(the thruster set has {n} thrusters: 0..{n - 1})"
             )
         if f["kind"] != "degraded" and f["scale"] != 1.0:
             raise ScenarioError(

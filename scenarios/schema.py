@@ -50,45 +50,185 @@ SCHEMA = {
             ),
         }
     ),
-    "model": Section(
+    "base": Section(
         {
-            "base_mass": F(
-                "float",
-                27.0,
-                "kg",
-                min=0.0,
-                min_inclusive=False,
-                doc="the base alone (Table 3); its inertia scales with it",
-            ),
-            "payload_mass": F(
-                "float", 0.0, "kg", min=0.0, doc="a payload held at the flange (0: none)"
-            ),
-            "arm_mount_xyz": F(
-                "vec", [-0.15, 0.0, 0.15], "m", length=3, doc="arm's DH frame 0 in the base frame"
-            ),
-            "arm_mount_rpy_deg": F("vec", [0.0, -30.0, 0.0], "deg", length=3),
-            "initial_joints_deg": F(
+            "mass": F("float", 27.0, "kg", **_POS, doc="the base alone, without the devices"),
+            "com": F("vec", [0.0, 0.0, 0.0], "m", length=3, doc="centre of mass, base frame"),
+            "inertia": F(
                 "vec",
-                [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-                "deg",
-                length=7,
-                doc="closed loop: IK seed for the initial configuration",
+                [],
+                "kg m^2",
+                length=6,
+                empty=True,
+                doc="Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the centre of mass, base axes; "
+                "empty: a uniform cube of edge base.size",
+            ),
+            "size": F(
+                "float", 0.3, "m", **_POS, doc="edge of the base's cube (plots, default inertia)"
             ),
         }
+    ),
+    "arm": Section(
+        {
+            "model": F(
+                "str",
+                "iiwa",
+                doc="'iiwa' (the paper's KUKA LBR iiwa), 'dh' (the [[dh]] table), 'none', or a "
+                "URDF file (a path relative to the scenario file)",
+            ),
+            "root_link": F("str", "", doc="URDF: the link fixed to the base (empty: the root)"),
+            "ee_frame": F("str", "ee", doc="end-effector: 'ee' (iiwa, dh) or a URDF link"),
+            "mount_xyz": F(
+                "vec", [-0.15, 0.0, 0.15], "m", length=3, doc="arm's root frame in the base frame"
+            ),
+            "mount_rpy_deg": F("vec", [0.0, -30.0, 0.0], "deg", length=3),
+            "initial_joints_deg": F(
+                "vec",
+                [],
+                "deg",
+                empty=True,
+                doc="closed loop: IK seed for the initial configuration (empty: zeros)",
+            ),
+            "lower_deg": F(
+                "vec", [], "deg", empty=True, doc="joint lower limits (empty: from the model)"
+            ),
+            "upper_deg": F(
+                "vec", [], "deg", empty=True, doc="joint upper limits (empty: from the model)"
+            ),
+            "torque_limit": F(
+                "vec",
+                [],
+                "N m",
+                min=0.0,
+                min_inclusive=False,
+                empty=True,
+                doc="per joint, or one for all; saturated in the plant (empty: from the model)",
+            ),
+            "rate_limit": F(
+                "vec",
+                [],
+                "rad/s",
+                min=0.0,
+                min_inclusive=False,
+                empty=True,
+                doc="per joint, or one for all: the planned joint rates are clipped "
+                "(empty: from the model)",
+            ),
+            "dh_convention": F("choice", "standard", choices=("standard", "modified")),
+            "payload_mass": F(
+                "float", 0.0, "kg", min=0.0, doc="held at the end-effector (0: none)"
+            ),
+            "payload_com": F(
+                "vec", [0.0, 0.0, 0.05], "m", length=3, doc="in the end-effector frame"
+            ),
+            "payload_inertia": F(
+                "vec",
+                [],
+                "kg m^2",
+                length=6,
+                empty=True,
+                doc="Ixx, Iyy, Izz, Ixy, Ixz, Iyz about its CoM (empty: a 0.05 m solid sphere)",
+            ),
+        }
+    ),
+    "dh": Section(
+        {
+            "a": F("float", 0.0, "m"),
+            "alpha_deg": F("float", 0.0, "deg"),
+            "d": F("float", 0.0, "m"),
+            "theta_deg": F("float", 0.0, "deg", doc="joint offset"),
+            "joint": F("choice", "revolute", choices=("revolute", "prismatic")),
+            "mass": F("float", unit="kg", **_POS),
+            "com": F("vec", [0.0, 0.0, 0.0], "m", length=3, doc="in the link's DH frame"),
+            "inertia": F("vec", unit="kg m^2", length=6, doc="Ixx..Iyz about the CoM"),
+            "lower_deg": F("float", -170.0, "deg", doc="deg, or m for a prismatic joint"),
+            "upper_deg": F("float", 170.0, "deg"),
+        },
+        many=True,
+        doc="arm.model = 'dh': one row per joint, base to tip",
     ),
     "vscmg": Section(
         {
             "enabled": F("bool", True),
+            "layout": F(
+                "choice",
+                "pyramid",
+                choices=("pyramid", "table"),
+                doc="pyramid: four units (Wie's pyramid); table: the [[vscmg_unit]] rows",
+            ),
+            "skew_deg": F("float", 54.7356103172453, "deg", min=0.0, max=90.0, doc="pyramid"),
+            "radius": F("float", 0.3, "m", min=0.0, doc="pyramid: mounting radius"),
             "wheel_speed_rpm": F("float", 3000.0, "rpm", **_POS),
-            "initial_gimbal_deg": F("vec", [0.0, 0.0, 0.0, 0.0], "deg", length=4),
+            "initial_gimbal_deg": F(
+                "vec", [], "deg", empty=True, doc="one per unit (empty: zeros)"
+            ),
             "gimbal_rate_limit": F("float", 1.0, "rad/s", **_POS),
             "wheel_accel_limit": F("float", 10.0, "rad/s^2", **_POS),
             "servo_bandwidth": F("float", 50.0, "1/s", **_POS),
         }
     ),
+    "vscmg_unit": Section(
+        {
+            "position": F("vec", unit="m", length=3, doc="base frame"),
+            "gimbal_axis": F("vec", length=3, doc="normalised"),
+            "spin_axis": F("vec", length=3, doc="at zero gimbal angle, orthogonal to the gimbal"),
+            "wheel_mass": F("float", 4.0, "kg", **_POS),
+            "wheel_inertia": F("vec", [0.02, 0.01], "kg m^2", length=2, doc="spin, transverse"),
+            "gimbal_mass": F("float", 2.0, "kg", **_POS),
+            "gimbal_inertia": F("vec", [0.01, 0.01, 0.01], "kg m^2", length=3, doc="about s, t, g"),
+        },
+        many=True,
+        doc="vscmg.layout = 'table': one row per unit",
+    ),
+    "wheels": Section(
+        {
+            "enabled": F("bool", False),
+            "layout": F(
+                "choice",
+                "pyramid",
+                choices=("pyramid", "orthogonal", "table"),
+                doc="pyramid: 4 wheels; orthogonal: 3 on the base axes; table: [[wheel]] rows",
+            ),
+            "spin_inertia": F("float", 0.01, "kg m^2", **_POS),
+            "mass": F("float", 1.0, "kg", **_POS),
+            "max_torque": F("float", 0.5, "N m", **_POS),
+            "max_speed_rpm": F("float", 6000.0, "rpm", **_POS),
+            "initial_speed_rpm": F(
+                "vec", [], "rpm", empty=True, doc="one per wheel, or one for all (empty: 0)"
+            ),
+            "desaturation_gain": F(
+                "float", 0.1, "1/s", min=0.0, doc="momentum dumping by thrusters (0: off)"
+            ),
+            "desaturation_start": F(
+                "float", 0.8, min=0.0, max=1.0, doc="fraction of max speed that starts dumping"
+            ),
+            "desaturation_stop": F(
+                "float", 0.5, min=0.0, max=1.0, doc="fraction of max speed that ends it"
+            ),
+        }
+    ),
+    "wheel": Section(
+        {
+            "axis": F("vec", length=3, doc="spin axis, base frame (normalised)"),
+            "position": F("vec", [0.0, 0.0, 0.0], "m", length=3),
+            "spin_inertia": F("float", unit="kg m^2", **_POS),
+            "transverse_inertia": F("float", 0.0, "kg m^2", min=0.0, doc="0: half the spin"),
+            "mass": F("float", 1.0, "kg", **_POS),
+            "max_torque": F("float", unit="N m", **_POS),
+            "max_speed_rpm": F("float", unit="rpm", **_POS),
+        },
+        many=True,
+        doc="wheels.layout = 'table': one row per wheel",
+    ),
     "thrusters": Section(
         {
             "enabled": F("bool", True),
+            "layout": F(
+                "choice",
+                "paper",
+                choices=("paper", "table"),
+                doc="paper: 12 thrusters on the corners of the base cube; table: [[thruster]]",
+            ),
             "max_thrust": F("float", 10.0, "N", **_POS),
             "min_impulse_bit": F(
                 "float", 0.01, "N s", min=0.0, doc="0: continuous thrust (no PWM quantisation)"
@@ -102,8 +242,24 @@ SCHEMA = {
             "mode": F("choice", "force", choices=("force", "wrench")),
         }
     ),
+    "thruster": Section(
+        {
+            "name": F("str", ""),
+            "position": F("vec", unit="m", length=3, doc="base frame"),
+            "direction": F("vec", length=3, doc="of the force on the base (normalised)"),
+            "max_thrust": F("float", 0.0, "N", min=0.0, doc="0: thrusters.max_thrust"),
+            "min_impulse_bit": F("float", -1.0, "N s", doc="negative: thrusters.min_impulse_bit"),
+        },
+        many=True,
+        doc="thrusters.layout = 'table': one row per thruster",
+    ),
     "base_controller": Section(
         {
+            "law": F(
+                "str",
+                "dual_pd",
+                doc="dual_pd (PD on the pose logarithm), or module:Class (your own controller)",
+            ),
             "kp_rot": F("vec", [40.0, 40.0, 40.0], "N m/rad", min=0.0, length=3),
             "kd_rot": F("vec", [60.0, 60.0, 60.0], "N m s/rad", min=0.0, length=3),
             "kp_trans": F("vec", [600.0, 600.0, 600.0], "N/m", min=0.0, length=3),
@@ -113,6 +269,15 @@ SCHEMA = {
     ),
     "arm_controller": Section(
         {
+            "law": F(
+                "str",
+                "computed_torque",
+                doc="computed_torque (IK + joint computed torque), task_space (dual PD on the "
+                "end-effector pose through the Jacobian), or module:Class",
+            ),
+            "null_space_damping": F(
+                "float", 2.0, "1/s", min=0.0, doc="task_space: damping of the self-motion"
+            ),
             "omega_n": F("float", 20.0, "rad/s", **_POS, doc="joint loop natural frequency"),
             "zeta": F("float", 1.0, **_POS),
             "posture_gain": F(
@@ -126,7 +291,13 @@ SCHEMA = {
     ),
     "trajectory": Section(
         {
-            "type": F("choice", "lemniscate", choices=("lemniscate", "hold")),
+            "type": F(
+                "choice",
+                "lemniscate",
+                choices=("lemniscate", "hold", "waypoints", "initial"),
+                doc="hold: the pose center/orientation_rpy_deg; waypoints: the [[waypoint]] "
+                "poses joined by ScLERP; initial: hold where arm.initial_joints_deg put it",
+            ),
             "r": F("float", 0.1, "m", **_POS),
             "zeta": F("float", 1.0, "rad/s"),
             "theta_m": F("float", 0.0, "rad"),
@@ -136,6 +307,26 @@ SCHEMA = {
             "ramp_time": F(
                 "float", 2.0, "s", min=0.0, doc="smooth speed-up from rest to the lemniscate's rate"
             ),
+        }
+    ),
+    "waypoint": Section(
+        {
+            "time": F("float", unit="s", min=0.0, doc="arrival time (after trajectory.start_time)"),
+            "xyz": F("vec", unit="m", length=3, doc="end-effector position, base frame"),
+            "rpy_deg": F("vec", unit="deg", length=3, doc="end-effector orientation"),
+        },
+        many=True,
+        doc="trajectory.type = 'waypoints': poses in time order",
+    ),
+    "base_reference": Section(
+        {
+            "type": F("choice", "hold", choices=("hold", "slew")),
+            "xyz": F(
+                "vec", [0.0, 0.0, 0.0], "m", length=3, doc="slew: displacement, initial frame"
+            ),
+            "rpy_deg": F("vec", [0.0, 0.0, 0.0], "deg", length=3, doc="slew: rotation"),
+            "start_time": F("float", 0.0, "s", min=0.0),
+            "duration": F("float", 10.0, "s", **_POS),
         }
     ),
     "open_loop": Section(

@@ -36,6 +36,8 @@ def test_a_diverging_run_is_one_line_with_time_path_and_likely_cause(tmp_path, c
             "scenario.duration=2",
             "--set",
             "base_controller.kp_trans=[1e12, 1e12, 1e12]",
+            "--set",  # the iiwa's torque limits would hold the arm: lift them
+            "arm.torque_limit=[1e300]",
         ]
     )
     assert code == 1

@@ -19,6 +19,7 @@ import _fault_helpers as fh
 import numpy as np
 import pytest
 
+from dqspace.scenarios import flight as flight_mod
 from dqspace.scenarios import load_scenario, run, storage
 from dqspace.scenarios import runner as runner_mod
 from dqspace.scenarios.metrics import summarize
@@ -348,9 +349,10 @@ def test_a_zip_bomb_with_a_matching_manifest_is_not_inflated(tmp_path):
 # ------------------------------------------------------------ runs that stop
 
 
-def _fail_at(n, exc=None, action=None, name="simulate_compiled"):
-    """A runner's ``name`` that raises ``exc`` (or runs ``action``) on its n-th call."""
-    real = getattr(runner_mod, name)
+def _fail_at(n, exc=None, action=None, name="simulate_compiled", module=None):
+    """A runner's ``name`` that raises ``exc`` (or runs ``action``) on its n-th call
+    (``module``: where the runner calls it; the closed loop's plant is in ``flight``)."""
+    real = getattr(runner_mod if module is None else module, name)
     calls = {"n": 0}
 
     def patched(*a, **k):
@@ -373,7 +375,9 @@ def test_a_rerun_keeps_the_previous_complete_result_until_it_completes(tmp_path,
         during["latest"] = Results.load(tmp_path)
         during["partial"] = Results.load(tmp_path, which="partial")
 
-    monkeypatch.setattr(runner_mod, "simulate_compiled", _fail_at(50, KeyboardInterrupt, look))
+    monkeypatch.setattr(
+        flight_mod, "simulate_compiled", _fail_at(50, KeyboardInterrupt, look, module=flight_mod)
+    )
     sc = sk("scenario.duration=2.0", "outputs.checkpoint_every=0.1")
     with pytest.raises(RunInterrupted) as exc:
         run(sc, out=tmp_path, progress=False)
@@ -406,8 +410,8 @@ def test_ctrl_c_in_an_open_loop_run_keeps_its_partial_result(tmp_path, monkeypat
 
 def test_sigterm_is_handled_like_ctrl_c_and_the_old_handler_restored(tmp_path, monkeypatch):
     before = signal.getsignal(signal.SIGTERM)
-    term = _fail_at(30, action=lambda: os.kill(os.getpid(), signal.SIGTERM))
-    monkeypatch.setattr(runner_mod, "simulate_compiled", term)
+    term = _fail_at(30, action=lambda: os.kill(os.getpid(), signal.SIGTERM), module=flight_mod)
+    monkeypatch.setattr(flight_mod, "simulate_compiled", term)
     with pytest.raises(RunInterrupted) as exc:
         run(sk("scenario.duration=1.0"), out=tmp_path, progress=False)
     assert exc.value.reason == "SIGTERM"
@@ -419,7 +423,11 @@ def test_sigterm_is_handled_like_ctrl_c_and_the_old_handler_restored(tmp_path, m
 
 def test_a_divergence_fails_the_run_keeping_its_partial_and_the_previous_result(tmp_path):
     first = run(sk("scenario.duration=0.3"), out=tmp_path, progress=False)
-    sc = sk("scenario.duration=2.0", "base_controller.kp_trans=[1e12, 1e12, 1e12]")
+    sc = sk(
+        "scenario.duration=2.0",
+        "base_controller.kp_trans=[1e12, 1e12, 1e12]",
+        "arm.torque_limit=[1e300]",  # the iiwa's torque limits would hold the arm: lift them
+    )
     with pytest.raises(RunFailed) as exc:
         run(sc, out=tmp_path, progress=False)
     e = exc.value

@@ -255,10 +255,10 @@ def test_faults_a_run_cannot_apply_are_refused_before_it_starts(name, overrides,
 
 
 def test_other_build_time_failures_are_refused_up_front():
-    msg = _error(SK, ["vscmg.initial_gimbal_deg=[1, 0, 0, 0]"])
-    assert "vscmg.initial_gimbal_deg" in msg and "must be zero" in msg
+    msg = _error(SK, ["vscmg.initial_gimbal_deg=[1, 0, 0]"])  # the pyramid has 4 units
+    assert "vscmg.initial_gimbal_deg" in msg and "4 values" in msg
     # with the cluster disabled the gimbal angles play no part
-    load_scenario(SK, ["vscmg.enabled=false", "vscmg.initial_gimbal_deg=[1, 0, 0, 0]"])
+    load_scenario(SK, ["vscmg.enabled=false", "vscmg.initial_gimbal_deg=[1, 0, 0]"])
     assert "outputs.formats is empty" in _error(SK, ['outputs.formats=" , "'])
     assert load_scenario(SK, ['outputs.formats=""', "outputs.plots=false"])
 
@@ -308,7 +308,7 @@ def test_strings_are_escaped_as_toml_requires():
 def test_any_valid_strings_and_floats_read_back_identically(description, name, base_mass, zeta):
     cfg = copy.deepcopy(load_scenario(SK).config)
     cfg["scenario"].update(description=description, name=name)
-    cfg["model"]["base_mass"] = base_mass
+    cfg["base"]["mass"] = base_mass
     cfg["trajectory"]["zeta"] = zeta
     assert _reload(cfg) == cfg
 
@@ -399,7 +399,7 @@ def test_nothing_is_suggested_when_nothing_is_close(tmp_path):
         ("[vscmg]\nenabled = 1\n", "vscmg.enabled must be true or false, got 1"),
         ('duration = "5"\n', "scenario.duration must be a number (without quotes)"),
         ('seed = "5"\n', "scenario.seed must be an integer (without quotes)"),
-        ("[[model]]\n", "write [model], not [[model]]"),
+        ("[[base]]\n", "write [base], not [[base]]"),
         ('[faults]\ntime = 1.0\n', "faults must be an array of tables [[faults]]"),
         ("[thrusters]\nallocator = [1]\n", "thrusters.allocator = [1] is not one of"),
     ],

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dqspace.scenarios import RunInterrupted, load_scenario, plot_all, run
-from dqspace.scenarios import runner as runner_mod
+from dqspace.scenarios import flight as flight_mod
 from dqspace.scenarios.metrics import summarize
 from dqspace.scenarios.results import Results
 
@@ -105,7 +105,7 @@ def test_an_infeasible_demand_saturates_without_crashing():
 
 
 def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
-    real = runner_mod.simulate_compiled
+    real = flight_mod.simulate_compiled  # the plant's integrator
     calls = {"n": 0}
 
     def interrupt_at_60(*a, **k):
@@ -114,7 +114,7 @@ def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(runner_mod, "simulate_compiled", interrupt_at_60)
+    monkeypatch.setattr(flight_mod, "simulate_compiled", interrupt_at_60)
     sc = load_scenario("station-keeping", ["scenario.duration=2.0", "outputs.checkpoint_every=0.2"])
     with pytest.raises(RunInterrupted) as exc:
         run(sc, out=tmp_path, progress=False)
@@ -143,13 +143,13 @@ def test_masses_are_scenario_keys():
 
     base = build_system(load_scenario("station-keeping", []).config)
     heavy = build_system(
-        load_scenario("station-keeping", ["model.base_mass=40", "model.payload_mass=5"]).config
+        load_scenario("station-keeping", ["base.mass=40", "arm.payload_mass=5"]).config
     )
     assert heavy.plant.total_mass == pytest.approx(base.plant.total_mass + 13.0 + 5.0)
     assert heavy.controller_model.total_mass == pytest.approx(heavy.plant.total_mass)
     assert "payload" in heavy.plant.body_names
     res = run(
-        load_scenario("station-keeping", ["scenario.duration=3.0", "model.payload_mass=5"]),
+        load_scenario("station-keeping", ["scenario.duration=3.0", "arm.payload_mass=5"]),
         progress=False,
     )
     assert summarize(res)["base_pos_err_max"] < 1e-3

@@ -1,0 +1,130 @@
+"""Assembling a spacecraft model from parts: an arm mounted on a base, joint limits of a URDF.
+
+:func:`mount_arm` puts a fixed-root arm model (from :func:`~dqspace.multibody.model_from_urdf`
+or :func:`~dqspace.multibody.arm_from_dh` without a base) on a body of another model at a
+given pose: the arm's root bodies become children of that body, their joint placements
+composed with the mount; bodies, joints and frames keep their names.
+
+:func:`urdf_joint_limits` reads the ``<limit>`` of every movable joint of a URDF (the model
+builder ignores them): position range, effort and velocity.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..dq import dq_identity, dq_mul
+from .model import Body, Frame, Joint, JointType, Model
+from .urdf import _read_root
+
+__all__ = ["mount_arm", "JointLimits", "urdf_joint_limits"]
+
+
+def mount_arm(
+    model: Model, arm: Model, mount: ArrayLike | None = None, *, parent: str | int = "base"
+) -> Model:
+    """``model`` with the bodies and frames of ``arm`` appended, its root fixed to ``parent``.
+
+    Parameters
+    ----------
+    model : Model, e.g. a floating base alone
+    arm : Model with a fixed root (its first body's joint attaches to the inertial frame);
+        a floating arm (FREE root joint) is refused
+    mount : (8,) unit dual quaternion, the pose of the arm's inertial (root) frame in the
+        frame of ``parent``; identity by default
+    parent : str or int, the carrying body of ``model``
+
+    Returns
+    -------
+    Model, with ``model``'s gravity; body and frame names must not clash (ValueError).
+    """
+    if not isinstance(model, Model) or not isinstance(arm, Model):
+        raise ValueError("mount_arm: model and arm must be Model instances")
+    p = model.body_index(parent)
+    mount = dq_identity() if mount is None else np.asarray(mount, dtype=float)
+    if mount.shape != (8,):
+        raise ValueError(f"mount_arm: mount must be a (8,) dual quaternion, got {mount.shape}")
+    taken = {b.name for b in model.bodies()}
+    names = [b.name for b in arm.bodies()]
+    bodies = []
+    for b in arm.bodies():
+        if b.name in taken:
+            raise ValueError(f"mount_arm: the arm's body {b.name!r} is already in the model")
+        j = b.joint
+        if b.parent is None or (isinstance(b.parent, int) and b.parent < 0):
+            if j.type == JointType.FREE:
+                raise ValueError(
+                    f"mount_arm: the arm's root joint {j.name!r} is FREE; load the arm with "
+                    f"a fixed root (floating=False)"
+                )
+            j = Joint(j.type, j.axis, dq_mul(mount, j.placement), j.name)
+            bodies.append(Body(b.name, p, j, b.mass, b.com, b.inertia))
+        else:
+            parent_name = b.parent if isinstance(b.parent, str) else names[b.parent]
+            bodies.append(Body(b.name, parent_name, j, b.mass, b.com, b.inertia))
+    frames = [
+        Frame(f.name, f.body if isinstance(f.body, str) else names[f.body], f.placement)
+        for f in arm.frames
+    ]
+    return model.with_bodies(bodies, frames)
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Limits of one URDF joint: position [rad or m] (infinite for a continuous joint),
+    effort [N m or N] and velocity [rad/s or m/s] (infinite when not given)."""
+
+    lower: float
+    upper: float
+    effort: float
+    velocity: float
+
+
+def _limit_value(el, key: str, joint: str) -> float | None:
+    text = el.get(key) if el is not None else None
+    if text is None:
+        return None
+    try:
+        x = float(text)
+    except ValueError:
+        raise ValueError(f"joint {joint!r}: <limit {key}={text!r}> is not a number") from None
+    if math.isnan(x):
+        raise ValueError(f"joint {joint!r}: <limit {key}> is NaN")
+    return x
+
+
+def urdf_joint_limits(path_or_xml_string: str | bytes | os.PathLike) -> dict[str, JointLimits]:
+    """``{joint name: JointLimits}`` for every revolute, continuous and prismatic joint.
+
+    A missing effort or velocity (or a non-positive one, which URDF writers use for "none")
+    is infinite; a continuous joint has no position limits, nor does a joint without
+    ``lower``/``upper`` or with both 0 (what URDF parsers read from an omitted ``<limit>``).
+    ``lower > upper`` raises ValueError.
+    """
+    root = _read_root(path_or_xml_string)
+    out = {}
+    for el in root.findall("joint"):
+        kind = el.get("type")
+        if kind not in ("revolute", "continuous", "prismatic"):
+            continue
+        name = el.get("name") or ""
+        lim = el.find("limit")
+        lo = _limit_value(lim, "lower", name)
+        hi = _limit_value(lim, "upper", name)
+        effort = _limit_value(lim, "effort", name)
+        velocity = _limit_value(lim, "velocity", name)
+        if kind == "continuous" or (lo is None and hi is None) or lo == hi == 0.0:
+            lo, hi = -math.inf, math.inf
+        lo = -math.inf if lo is None else lo
+        hi = math.inf if hi is None else hi
+        if lo > hi:
+            raise ValueError(f"joint {name!r}: <limit lower={lo} upper={hi}>: lower > upper")
+        effort = math.inf if effort is None or effort <= 0 else effort
+        velocity = math.inf if velocity is None or velocity <= 0 else velocity
+        out[name] = JointLimits(lo, hi, effort, velocity)
+    return out

@@ -1,0 +1,254 @@
+"""Flight software and plant of a closed-loop run, apart (the runner alternates them).
+
+Each control tick::
+
+    measurement = flight.measure(q, v)          # what the flight software sees
+    commands = flight.tick(t, measurement, health)
+    q, v = plant.advance(q, v, t, commands)      # commands held over the period
+
+* :class:`FlightSoftware`: measurements -> controllers (:class:`~dqspace.control.
+  flight_software.StationKeepingLaw`: arm law, base law with the arm-reaction
+  feedforward, arm torques) -> thruster allocation and pulse modulation -> VSCMG steering
+  -> reaction-wheel distribution and momentum management -> :class:`Commands`.
+  Measurements are the plant's true state today (perfect knowledge).
+* :class:`Plant`: the multibody model with the devices as bodies, integrated with compiled
+  Lie-group RK4 over the period; the thrusters' pulses, the VSCMG servo loops and the joint
+  limiter (arm torque and rate limits, wheel motor limits and friction) act inside the
+  integration (:mod:`dqspace.scenarios._inputs`).
+
+Torque sharing between the devices: the thrusters take the force (``thrusters.mode =
+"force"``) or the whole wrench (``"wrench"``); the torque the thrusters do not deliver goes
+to the VSCMGs (steering law, P48) and what they cannot deliver to the reaction wheels.  With
+wheels and ``"wrench"`` mode the thrusters instead take the force and the momentum-dumping
+torque, and the wheels the control torque.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..actuators import AllocationStatus, steer
+from ..control import State
+from ..control.flight_software import LawOutput, StationKeepingLaw
+from ..multibody import simulate_compiled
+from . import _inputs
+from .metrics import ALLOC_STATUS
+
+__all__ = ["FlightSoftware", "Plant", "Commands", "Measurement"]
+
+_ALLOC_CODE = {s: ALLOC_STATUS.index(s.value) for s in AllocationStatus}
+
+
+@dataclass
+class Measurement:
+    """What the flight software knows at a tick."""
+
+    state: State  # of the controller model (base + arm)
+    gimbal: NDArray[np.float64]  # (K,) [rad]
+    gimbal_rate: NDArray[np.float64]  # (K,) [rad/s]
+    vscmg_wheel_speed: NDArray[np.float64]  # (K,) [rad/s]
+    wheel_speed: NDArray[np.float64]  # (W,) reaction wheels [rad/s]
+    base_rate: NDArray[np.float64]  # (3,) base angular velocity, base axes [rad/s]
+
+
+@dataclass
+class Commands:
+    """What the flight software sends to the plant for one control period, and why."""
+
+    law: LawOutput
+    tau_hold: NDArray[np.float64]  # (nv,) held generalized forces (arm, wheel motors)
+    n_on: NDArray[np.float64]  # (S,) dynamics steps on
+    on_level: NDArray[np.float64]  # (S,) [N]
+    off_level: NDArray[np.float64]  # (S,) [N]
+    gimbal_rate_cmd: NDArray[np.float64]  # (K,)
+    wheel_accel_cmd: NDArray[np.float64]  # (K,)
+    telemetry: dict = field(default_factory=dict)
+
+
+class FlightSoftware:
+    """The flight software of a built :class:`~dqspace.scenarios.system.System`."""
+
+    def __init__(self, system):
+        sy = self.sy = system
+        cfg = sy.cfg
+        self.law = StationKeepingLaw(
+            sy.base,
+            sy.arm,
+            model=sy.controller_model,
+            feedforward=cfg["base_controller"]["feedforward"],
+        )
+        self.period = 1.0 / cfg["control"]["rate"]
+        self.dt = cfg["integrator"]["dt"]
+        self.steps = int(round(self.period / self.dt))
+        self.S = sy.thrusters.n if sy.thrusters is not None else 0
+        self.K = sy.cluster_model.cluster.K if sy.cluster_model is not None else 0
+        self.W = sy.wheel_model.array.n if sy.wheel_model is not None else 0
+        self.nq_c, self.nv_c = sy.controller_model.nq, sy.controller_model.nv
+        self.mode = cfg["thrusters"]["mode"]
+        self.firing = sy.modulator.initial_state() if sy.modulator is not None else None
+        self.carry = None
+        n = sy.arm_info.n
+        self.arm_v = np.arange(6, 6 + n)
+
+    def measure(self, q, v) -> Measurement:
+        """The measurement at a tick (the true state: perfect knowledge)."""
+        sy = self.sy
+        st = State(q[: self.nq_c].copy(), v[: self.nv_c].copy())
+        cm, wm = sy.cluster_model, sy.wheel_model
+        if cm is not None:
+            cs = cm.state(q, v)
+            gam, gdot, om = cs.gamma, v[cm.index.gimbal_v], cs.wheel_speed
+        else:
+            gam = gdot = om = np.zeros(0)
+        ws = wm.state(q, v) if wm is not None else np.zeros(0)
+        return Measurement(st, gam, gdot, om, ws, np.array(v[:3]))
+
+    def tick(self, t: float, m: Measurement, health) -> Commands:
+        """The commands for the period starting at ``t`` (``health``: the thruster set as
+        it is now, faults included; the flight software knows its faults)."""
+        sy, S, K, W = self.sy, self.S, self.K, self.W
+        ref = sy.trajectory(t)
+        base_ref = sy.base_reference(t) if callable(sy.base_reference) else sy.base_reference
+        law = self.law(t, m.state, base_ref, ref)
+        wrench = law.wrench
+        tel = {"base_reference": base_ref, "arm_reference": ref}
+        # ---- momentum management (reaction wheels): the thrusters dump momentum
+        dump = np.zeros(3)
+        if W and sy.momentum_manager is not None:
+            dump = np.asarray(sy.momentum_manager(m.wheel_speed), dtype=float)
+        tel["dump_torque"] = dump
+        # ---- thrusters
+        sigma, n_on, on_lv, off_lv = np.zeros(S), np.zeros(S), np.zeros(S), np.zeros(S)
+        alloc_code, w_thr, mean = -1, np.zeros(6), np.zeros(S)
+        if S:
+            if self.mode == "force":
+                demand = wrench[:3]
+            elif W:
+                demand = np.r_[wrench[:3], dump]
+            else:
+                demand = wrench
+            res = sy.allocator.allocate(demand, thrusters=health)
+            alloc_code = _ALLOC_CODE[res.status]
+            sigma = res.sigma
+            off_lv = health.delivered_thrust(np.zeros(S))
+            if sy.modulator is not None:
+                train = sy.modulator.modulate(
+                    np.clip(sigma, 0.0, health.sigma_max), self.firing, self.carry
+                )
+                self.firing, self.carry = train.firing, train.carry
+                n_on = np.rint(train.on_time / self.dt)
+                on_lv = health.delivered_thrust(train.thrust_level)
+            else:  # continuous thrust held over the period
+                n_on = np.full(S, float(self.steps))
+                on_lv = health.delivered_thrust(sigma)
+            mean = (on_lv * n_on + off_lv * (self.steps - n_on)) / self.steps
+            w_thr = sy.thrusters.H @ mean
+        tel.update(sigma=sigma, alloc_code=alloc_code, w_thr=w_thr, mean=mean)
+        # ---- VSCMGs: the torque the thrusters do not deliver
+        tau_v = wrench[3:] - w_thr[3:]
+        gr = wa = np.zeros(K)
+        steer_err = np.zeros(3)
+        det_G = det_C = np.nan
+        if K:
+            cm = sy.cluster_model
+            mats = cm.cluster.matrices(m.gimbal, m.vscmg_wheel_speed, m.base_rate)
+            sc = steer(sy.steering, mats.C, mats.E, tau_v - mats.d, t=t)
+            gr, wa = sc.gimbal_rates, sc.wheel_accels
+            steer_err = sc.torque_error
+            det_G, det_C = sc.det_GGt, sc.det_CCt
+        tel.update(tau_v=tau_v, steer_err=steer_err, det_G=det_G, det_C=det_C)
+        # ---- reaction wheels: what the VSCMGs did not deliver (plus the gyroscopic term)
+        tau_hold = np.zeros(sy.plant.nv)
+        tau_hold[self.arm_v] = law.arm_tau
+        rw_cmd, rw_err = np.zeros(W), np.zeros(3)
+        if W:
+            from ..actuators import wheels as rw
+
+            arr = sy.wheel_model.array
+            wanted = tau_v + steer_err if K else tau_v
+            # the wheels' momentum turning with the base: -w x h on the base, compensated
+            h = arr.momentum(m.wheel_speed, m.base_rate)
+            wanted = wanted + np.cross(m.base_rate, h)
+            wc = rw.distribute(arr, wanted, m.wheel_speed, dt=self.period)
+            rw_cmd, rw_err = wc.motor_torque, wc.torque_error
+            tau_hold[sy.wheel_model.index.wheel_v] = rw_cmd
+        tel.update(rw_torque_cmd=rw_cmd, rw_torque_err=rw_err)
+        return Commands(law, tau_hold, n_on, on_lv, off_lv, gr, wa, tel)
+
+
+class Plant:
+    """The plant of a built system: multibody + actuator physics between ticks."""
+
+    def __init__(self, system):
+        sy = self.sy = system
+        cfg = sy.cfg
+        self.dt = cfg["integrator"]["dt"]
+        self.steps = int(round(1.0 / cfg["control"]["rate"] / self.dt))
+        self.k_g = cfg["vscmg"]["servo_bandwidth"]
+        plant = sy.plant
+        S = sy.thrusters.n if sy.thrusters is not None else 0
+        cm, wm, info = sy.cluster_model, sy.wheel_model, sy.arm_info
+        K = cm.cluster.K if cm is not None else 0
+        # the joint limiter: arm joints with a finite torque or rate limit, wheel motors
+        lim_v, lim_tau, lim_rate, lim_fr = [], [], [], []
+        for j in range(info.n):
+            if np.isfinite(info.torque_limit[j]) or np.isfinite(info.rate_limit[j]):
+                lim_v.append(6 + j)
+                lim_tau.append(info.torque_limit[j])
+                lim_rate.append(info.rate_limit[j])
+                lim_fr.append(0.0)
+        if wm is not None:
+            arr = wm.array
+            for i, j in enumerate(wm.index.wheel_v):
+                lim_v.append(int(j))
+                lim_tau.append(float(arr.max_torque[i]))
+                lim_rate.append(float(arr.max_speed[i]))
+                lim_fr.append(float(arr.wheels[i].friction))
+        big = np.finfo(float).max
+        self.limited = dict(
+            limited_v=np.array(lim_v, float),
+            max_torque=np.nan_to_num(np.array(lim_tau, float), posinf=big),
+            max_rate=np.nan_to_num(np.array(lim_rate, float), posinf=big),
+            friction=np.array(lim_fr, float),
+        )
+        self.layout = _inputs.layout(plant.nv, S, K, len(lim_v))
+        self.params = np.zeros(self.layout.width)
+        self.H = sy.thrusters.H if sy.thrusters is not None else np.zeros((6, 0))
+
+    def advance(self, q, v, t, c: Commands, disturbance):
+        """The state one control period after ``t`` with the commands ``c`` held."""
+        sy = self.sy
+        cm = sy.cluster_model
+        _inputs.pack(
+            self.layout,
+            t_tick=t,
+            dt=self.dt,
+            tau_hold=c.tau_hold,
+            n_on=c.n_on,
+            on_level=c.on_level,
+            off_level=c.off_level,
+            H=self.H,
+            disturbance=disturbance,
+            k_g=self.k_g,
+            gimbal_rate_cmd=c.gimbal_rate_cmd,
+            wheel_accel_cmd=c.wheel_accel_cmd,
+            cluster_index=cm.index if cm else None,
+            cluster=cm.cluster if cm else None,
+            out=self.params,
+            **self.limited,
+        )
+        tr = simulate_compiled(
+            sy.plant,
+            q,
+            v,
+            dt=self.dt,
+            n_steps=self.steps,
+            t0=t,
+            inputs=_inputs.closed_loop_inputs,
+            params=self.params,
+            record_every=self.steps,
+        )
+        return tr.q[-1], tr.v[-1]
