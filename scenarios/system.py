@@ -263,19 +263,17 @@ def _arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
         torque = np.array([x.effort if x else inf for x in lim_of])
         rate = np.array([x.velocity if x else inf for x in lim_of])
         ee = a["ee_frame"]
-        names = {f.name for f in model.frames} | set(model.body_names)
-        if ee not in names:
+        frames = {f.name for f in model.frames} | set(model.body_names)
+        if ee not in frames:
             raise ScenarioError(
-                f"arm.ee_frame = {ee!r} is not a link of {path.name}{did_you_mean(ee, names)}"
+                f"arm.ee_frame = {ee!r} is not a link of {path.name}{did_you_mean(ee, frames)}"
             )
+        names = [str(j) for j in movable]
     n = model.nv - 6
     if n < 1:
         raise ScenarioError(f"arm.model = {src!r}: the arm has no movable joint")
-    names = (
-        [str(x) for x in model.joint_names[1:] if x][:n]
-        if src not in ("iiwa", "dh")
-        else [f"joint{i + 1}" for i in range(n)]
-    )
+    if src in ("iiwa", "dh"):
+        names = [f"joint{i + 1}" for i in range(n)]
     lower = _per_joint(a["lower_deg"], n, lower, "lower_deg")
     upper = _per_joint(a["upper_deg"], n, upper, "upper_deg")
     if a["lower_deg"]:

@@ -1,0 +1,363 @@
+"""Bring your own spacecraft: any base, arm, thrusters and momentum devices from a file.
+
+References: momentum bookkeeping (the system's momentum changes by exactly the external
+impulse: thrusters and disturbance), the base holding its pose, and the flight software's
+commands against the linearisation's state feedback built from the same composition.
+"""
+
+import copy
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+from dqspace.control import State, StationKeepingFeedback
+from dqspace.dq import dq_from_rpy_deg, rotation_matrix_from_quat, translation_from_dq
+from dqspace.multibody import momentum
+from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.cli import main
+from dqspace.scenarios.config import ScenarioError
+from dqspace.scenarios.flight import FlightSoftware
+from dqspace.scenarios.metrics import summarize
+from dqspace.scenarios.system import build_system
+
+SK = "station-keeping"
+
+
+def _scenario(tmp_path, text, name="own.toml", overrides=()):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(text), encoding="utf-8")
+    return load_scenario(f, list(overrides))
+
+
+def _expected_momentum_change(res, model_has_base=True):
+    """Sum over the periods of the thrusters' and the disturbance's wrench on the base,
+    taken to the inertial frame with the base pose at the start of each period:
+    (linear impulse (3,), angular impulse about the inertial origin (3,))."""
+    t, q = res["t"], res["q"]
+    dt = np.diff(t)
+    dist = np.r_[
+        res.manifest["scenario"]["disturbance"]["force"],
+        res.manifest["scenario"]["disturbance"]["torque"],
+    ]
+    J = np.zeros(3)
+    H = np.zeros(3)
+    for k in range(len(dt)):
+        R = rotation_matrix_from_quat(q[k, :4])
+        r = translation_from_dq(q[k, :8])
+        w = res["wrench_thr"][k] + dist
+        f, tau = R @ w[:3], R @ w[3:]
+        J += f * dt[k]
+        H += (tau + np.cross(r, f)) * dt[k]
+    return J, H
+
+
+def _momentum_closes(res, model, rtol):
+    q, v = res["q"], res["v"]
+    m0, m1 = momentum(model, q[0], v[0]), momentum(model, q[-1], v[-1])
+    J, H = _expected_momentum_change(res)
+    dp, dh = m1.linear - m0.linear, m1.angular - m0.angular
+    scale_p = max(np.linalg.norm(J), 1e-3)
+    scale_h = max(np.linalg.norm(H), 1e-3)
+    assert np.linalg.norm(dp - J) <= rtol * scale_p, (dp, J)
+    assert np.linalg.norm(dh - H) <= rtol * scale_h, (dh, H)
+
+
+# ------------------------------------------------------------------ the file format
+
+
+URDF_2LINK = """<?xml version="1.0"?>
+<robot name="two">
+  <link name="root"><inertial><mass value="0.5"/>
+    <inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>
+  <joint name="j1" type="continuous"><parent link="root"/><child link="l1"/>
+    <origin xyz="0 0 0.05"/><axis xyz="0 0 1"/></joint>
+  <link name="l1"><inertial><origin xyz="0.1 0 0"/><mass value="1.0"/>
+    <inertia ixx="1e-3" ixy="0" ixz="0" iyy="4e-3" iyz="0" izz="4e-3"/></inertial></link>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2" effort="5" velocity="1.5"/></joint>
+  <link name="l2"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/>
+    <inertia ixx="5e-4" ixy="0" ixz="0" iyy="2e-3" iyz="0" izz="2e-3"/></inertial></link>
+  <joint name="tip" type="fixed"><parent link="l2"/><child link="tip"/>
+    <origin xyz="0.2 0 0"/></joint>
+  <link name="tip"/>
+</robot>
+"""
+
+
+def test_a_urdf_arm_and_a_vscmg_table_are_read_relative_to_the_file(tmp_path):
+    (tmp_path / "arms").mkdir()
+    (tmp_path / "arms" / "two.urdf").write_text(URDF_2LINK)
+    sc = _scenario(
+        tmp_path,
+        """
+        [scenario]
+        name = "two-link"
+        duration = 0.5
+        [arm]
+        model = "arms/two.urdf"
+        ee_frame = "tip"
+        mount_xyz = [0.0, 0.0, 0.15]
+        mount_rpy_deg = [0.0, 0.0, 0.0]
+        initial_joints_deg = [10.0, 20.0]
+        [trajectory]
+        type = "initial"
+        [vscmg]
+        layout = "table"
+        initial_gimbal_deg = [5.0, -5.0, 10.0]
+        [[vscmg_unit]]
+        position = [0.2, 0.0, 0.0]
+        gimbal_axis = [1.0, 0.0, 0.0]
+        spin_axis = [0.0, 1.0, 0.0]
+        [[vscmg_unit]]
+        position = [0.0, 0.2, 0.0]
+        gimbal_axis = [0.0, 1.0, 0.0]
+        spin_axis = [0.0, 0.0, 1.0]
+        [[vscmg_unit]]
+        position = [0.0, 0.0, -0.2]
+        gimbal_axis = [0.0, 0.0, 1.0]
+        spin_axis = [1.0, 0.0, 0.0]
+        [disturbance]
+        torque = [0.02, -0.01, 0.01]
+        """,
+    )
+    assert sc.config["arm"]["model"] == str((tmp_path / "arms" / "two.urdf").resolve())
+    sy = build_system(sc.config)
+    assert sy.arm_info.names == ["j1", "j2"]
+    assert np.isinf(sy.arm_info.torque_limit[0]) and sy.arm_info.torque_limit[1] == 5.0
+    assert sy.cluster_model.cluster.K == 3
+    res = run(sc, progress=False)
+    np.testing.assert_allclose(res["gimbal"][0], np.radians([5.0, -5.0, 10.0]), atol=1e-12)
+    assert res.manifest["system"]["arm"]["joints"] == ["j1", "j2"]
+    m = summarize(res)
+    assert m["base_att_err_max"] < 0.05  # [deg] the VSCMGs hold against the disturbance
+    _momentum_closes(res, sy.plant, rtol=2e-3)
+
+
+def test_include_merges_a_system_file_under_the_scenario(tmp_path):
+    (tmp_path / "sat.toml").write_text(
+        "[base]\nmass = 40.0\nsize = 0.4\n[thrusters]\nmax_thrust = 8.0\n", encoding="utf-8"
+    )
+    sc = _scenario(
+        tmp_path,
+        """
+        include = "sat.toml"
+        [scenario]
+        name = "inc"
+        [thrusters]
+        max_thrust = 12.0
+        """,
+    )
+    assert sc.config["base"]["mass"] == 40.0 and sc.config["base"]["size"] == 0.4
+    assert sc.config["thrusters"]["max_thrust"] == 12.0  # the including file wins
+    with pytest.raises(ScenarioError, match="no such file"):
+        _scenario(tmp_path, 'include = "missing.toml"\n', name="bad.toml")
+    (tmp_path / "loop.toml").write_text('include = "loop.toml"\n')
+    with pytest.raises(ScenarioError, match="includes itself"):
+        load_scenario(tmp_path / "loop.toml")
+
+
+def test_bad_system_descriptions_name_the_key(tmp_path):
+    bad = [
+        ("arm.model=nothing.urdf", "no such URDF file"),
+        ("thrusters.layout=table", "needs [[thruster]] rows"),
+        ("vscmg.layout=table", "needs [[vscmg_unit]] rows"),
+        ("arm.model=dh", "needs a [[dh]] table"),
+        ("trajectory.type=waypoints", "at least two [[waypoint]]"),
+        ("faults=[{time = 1.0, thruster = 12, kind = 'failed_off'}]", "out of range"),
+    ]
+    for override, text in bad:
+        with pytest.raises(ScenarioError, match=text.replace("[", r"\[")):
+            sc = load_scenario(SK, [override])
+            build_system(sc.config)
+    with pytest.raises(ScenarioError, match="arm.ee_frame = 'tipp'.*did you mean 'tip'"):
+        (tmp_path / "two.urdf").write_text(URDF_2LINK)
+        build_system(
+            load_scenario(SK, [f"arm.model={tmp_path / 'two.urdf'}", "arm.ee_frame=tipp"]).config
+        )
+
+
+def test_a_thruster_table_is_recorded_in_the_manifest(tmp_path):
+    rows = []
+    for i, d in enumerate(np.vstack([np.eye(3), -np.eye(3)])):
+        rows.append(
+            f'[[thruster]]\nname = "t{i}"\nposition = {(-0.15 * d).tolist()}\n'
+            f"direction = {d.tolist()}\n"
+        )
+    sc = _scenario(
+        tmp_path,
+        '[scenario]\nname = "six"\nduration = 0.3\n[thrusters]\nlayout = "table"\n'
+        "max_thrust = 6.0\n" + "\n".join(rows),
+    )
+    res = run(sc, progress=False)
+    table = res.manifest["system"]["thrusters"]
+    assert [t["name"] for t in table] == [f"t{i}" for i in range(6)]
+    assert table[3]["direction"] == [-1.0, 0.0, 0.0] and table[0]["max_thrust"] == 6.0
+    assert res["thrust_cmd"].shape == (len(res.t), 6)
+
+
+# ------------------------------------------------------------------ random small systems
+
+
+def _random_dh_rows(rng, n):
+    rows = []
+    for _ in range(n):
+        m = float(rng.uniform(0.3, 2.0))
+        s = m * rng.uniform(0.03, 0.1, 3) ** 2
+        rows.append(
+            {
+                "a": float(rng.uniform(0.0, 0.25)),
+                "alpha_deg": float(rng.choice([-90.0, 0.0, 90.0])),
+                "d": float(rng.uniform(0.0, 0.2)),
+                "theta_deg": float(rng.uniform(-30, 30)),
+                "joint": "revolute",
+                "mass": m,
+                "com": rng.uniform(-0.05, 0.05, 3).tolist(),
+                "inertia": [s[1] + s[2], s[0] + s[2], s[0] + s[1], 0.0, 0.0, 0.0],
+                "lower_deg": -170.0,
+                "upper_deg": 170.0,
+            }
+        )
+    return rows
+
+
+def _random_thrusters(rng, S):
+    """S thrusters (4..16) on the faces of a 0.4 m cube whose directions positively span
+    3-D (a tetrahedron first), pointing through the centre (force only)."""
+    tet = np.array([[1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1]], float) / math.sqrt(3)
+    dirs = list(tet) + [d / np.linalg.norm(d) for d in rng.normal(size=(S - 4, 3))]
+    return [
+        {
+            "name": f"t{i}",
+            "position": (-0.2 * d).tolist(),
+            "direction": d.tolist(),
+            "max_thrust": 0.0,
+            "min_impulse_bit": -1.0,
+        }
+        for i, d in enumerate(dirs)
+    ]
+
+
+def _random_vscmg_units(rng, K):
+    units = []
+    for i in range(K):
+        phi = 2 * math.pi * i / K
+        n = np.array([math.cos(phi), math.sin(phi), 0.0])
+        g = math.sin(0.9) * n + math.cos(0.9) * np.array([0.0, 0.0, 1.0])
+        s = np.cross([0.0, 0.0, 1.0], n)
+        units.append(
+            {
+                "position": (0.25 * n).tolist(),
+                "gimbal_axis": g.tolist(),
+                "spin_axis": s.tolist(),
+                "wheel_mass": 2.0,
+                "wheel_inertia": [0.01, 0.006],
+                "gimbal_mass": 1.0,
+                "gimbal_inertia": [0.005, 0.005, 0.005],
+            }
+        )
+    return units
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_small_systems_hold_the_base_and_close_the_momentum_books(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(1, 7))
+    S = int(rng.integers(4, 17))
+    K = int(rng.integers(3, 7))
+    cfg = copy.deepcopy(load_scenario(SK).config)
+    cfg["scenario"].update(duration=1.0, name=f"random{seed}")
+    cfg["base"].update(mass=float(rng.uniform(20, 80)), size=0.4)
+    cfg["arm"].update(
+        model="dh",
+        mount_xyz=[0.0, 0.0, 0.2],
+        mount_rpy_deg=[0.0, 0.0, 0.0],
+        initial_joints_deg=rng.uniform(-40, 40, n).tolist(),
+    )
+    cfg["dh"] = _random_dh_rows(rng, n)
+    cfg["trajectory"]["type"] = "initial"
+    cfg["thrusters"].update(layout="table", pwm=False, max_thrust=20.0)
+    cfg["thruster"] = _random_thrusters(rng, S)
+    cfg["vscmg"].update(layout="table", initial_gimbal_deg=rng.uniform(-20, 20, K).tolist())
+    cfg["vscmg_unit"] = _random_vscmg_units(rng, K)
+    cfg["disturbance"].update(
+        force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
+    )
+    sy = build_system(cfg)
+    assert sy.arm_info.n == n and sy.thrusters.n == S and sy.cluster_model.cluster.K == K
+    res = run(cfg, progress=False)
+    m = summarize(res)
+    assert m["base_pos_err_max"] < 2e-3  # [m] the thrusters hold it against the disturbance
+    assert m["base_att_err_max"] < 0.2  # [deg]
+    _momentum_closes(res, sy.plant, rtol=2e-3)
+
+
+# ------------------------------------------------------------------ controllers
+
+
+def test_the_linearisation_feedback_gives_the_runners_commands_at_random_states():
+    sc = load_scenario(SK, ["vscmg.enabled=false", "thrusters.enabled=false"])
+    sy = build_system(sc.config)
+    fsw = FlightSoftware(sy)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q = sy.q0.copy()
+        q[8:15] += rng.normal(0, 0.05, 7)
+        q[:8] = dq_from_rpy_deg(rng.normal(0, 2, 3), rng.normal(0, 0.01, 3))
+        v = rng.normal(0, 0.05, sy.plant.nv)
+        meas = fsw.measure(q, v)
+        c = fsw.tick(0.0, meas, None)
+        # the same composition as a state feedback: the arm's joint reference of this tick
+        jref = c.law.arm_command.joint_reference
+        fb = StationKeepingFeedback(sy.base, sy.arm.law, sy.base_reference, jref)
+        u = fb(0.0, q, v)
+        np.testing.assert_allclose(u[:3], c.law.wrench[3:], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(u[3:6], c.law.wrench[:3], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(u[6:], c.law.arm_tau, rtol=1e-10, atol=1e-10)
+        assert isinstance(meas.state, State)
+
+
+class _HoldNothingArm:
+    """A user's arm controller: zero torque (the protocol's minimum: ``tau``)."""
+
+    def __init__(self, model, gains):
+        self.n = model.nv - 6
+
+    def __call__(self, t, state, reference, *, base_force=None):
+        class C:
+            tau = np.zeros(self.n)
+
+        return C()
+
+
+def test_a_users_controller_class_runs_in_the_same_loop(monkeypatch):
+    import sys
+    import types
+
+    mod = types.ModuleType("my_gnc")
+    mod.HoldNothingArm = _HoldNothingArm
+    monkeypatch.setitem(sys.modules, "my_gnc", mod)
+    sc = load_scenario(SK, ["scenario.duration=0.3", "arm_controller.law=my_gnc:HoldNothingArm"])
+    res = run(sc, progress=False)
+    assert np.all(res["arm_tau"] == 0.0) and res.status == "complete"
+    with pytest.raises(ScenarioError, match="cannot import 'no_such_module'"):
+        build_system(load_scenario(SK, ["arm_controller.law=no_such_module:X"]).config)
+    with pytest.raises(ScenarioError, match="has no 'Nope'"):
+        build_system(load_scenario(SK, ["arm_controller.law=my_gnc:Nope"]).config)
+
+
+def test_dqspace_new_writes_a_scenario_that_runs_as_written(tmp_path, capsys):
+    assert main(["new", "mysat", "--dir", str(tmp_path)]) == 0
+    f = tmp_path / "mysat" / "scenario.toml"
+    assert f.is_file() and (tmp_path / "mysat" / "arm.urdf").is_file()
+    sc = load_scenario(f, ["scenario.duration=1.5"])
+    assert sc.name == "mysat"
+    res = run(sc, progress=False)
+    m = summarize(res)
+    assert res.status == "complete"
+    assert m["base_pos_err_max"] < 1e-3 and m["base_att_err_max"] < 0.05
+    assert m["ee_max"] < 5e-3
+    assert main(["new", "mysat", "--dir", str(tmp_path)]) == 2  # refuses to overwrite
+    assert "already exists" in capsys.readouterr().err
