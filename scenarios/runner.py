@@ -78,6 +78,7 @@ from ..multibody import (
     simulate_compiled,
 )
 from . import _inputs
+from .config import ScenarioError
 from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
 from .flight import FlightSoftware, Plant
 from .metrics import METRICS, degradations, summarize
@@ -389,7 +390,11 @@ def run(scenario, out=None, *, progress=True, max_bytes=None):
         writer = None
         if out is not None:
             writer = stack.enter_context(ResultWriter(out, f"run of {cfg['scenario']['name']}"))
-        sim = _OpenLoop(cfg) if cfg["scenario"]["kind"] == "open_loop" else _ClosedLoop(cfg)
+        try:
+            sim = _OpenLoop(cfg) if cfg["scenario"]["kind"] == "open_loop" else _ClosedLoop(cfg)
+        except ScenarioError as exc:  # the system description: name the file
+            src = getattr(scenario, "source", None)
+            raise ScenarioError(f"{src}: {exc}" if src else str(exc)) from None
         nbytes = _check_size(cfg, sim.rows, sim.spec, sim.rate, max_bytes)
         if writer is not None:
             writer.check_space(2 * nbytes, f"this run ({sim.rows:,} samples)")
