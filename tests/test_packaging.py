@@ -39,6 +39,7 @@ def test_top_level_layout():
         "notebooks",
         "README.md",
         "LICENSE",
+        "CHANGELOG.md",
         "docs",
         "benchmarks",
         "dqspace",  # the package's own __init__ (version) and the numba cache guard
