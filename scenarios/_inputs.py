@@ -35,7 +35,15 @@ from ..actuators.servo import servo_kernel
 from ..multibody.kernels.layout import Layout
 from ..multibody.simulation import INPUTS_SIG
 
-__all__ = ["closed_loop_inputs", "open_loop_inputs", "pack", "layout", "HEADER", "FIELDS"]
+__all__ = [
+    "closed_loop_inputs",
+    "open_loop_inputs",
+    "pack",
+    "TickInputs",
+    "layout",
+    "HEADER",
+    "FIELDS",
+]
 
 #: the fields after the header, with their sizes as functions of (nv, S, K, L)
 FIELDS = (
@@ -81,17 +89,9 @@ def layout(nv, S, K, L=0):
 def pack(
     lay,
     *,
-    t_tick,
     dt,
-    tau_hold,
-    n_on,
-    on_level,
-    off_level,
     H,
-    disturbance,
     k_g=0.0,
-    gimbal_rate_cmd=None,
-    wheel_accel_cmd=None,
     cluster_index=None,
     cluster=None,
     limited_v=None,
@@ -100,45 +100,75 @@ def pack(
     friction=None,
     out=None,
 ):
-    """Fill (or create) the ``params`` vector of :func:`closed_loop_inputs` (layout ``lay``)."""
+    """Create (or fill) the ``params`` vector of :func:`closed_loop_inputs` (layout ``lay``)
+    with what stays the same over a run: the header, the thruster directions, the VSCMG
+    geometry and the joint limiter.  :class:`TickInputs` writes the rest at every tick."""
     nv, S, K, L = lay.size("tau"), lay.size("n_on"), lay.size("gimbal_q"), lay.size("limited_v")
     p = np.zeros(lay.width) if out is None else out
-    p[HEADER.t_tick], p[HEADER.dt] = t_tick, dt
+    p[HEADER.dt] = dt
     p[HEADER.nv], p[HEADER.S], p[HEADER.K], p[HEADER.L] = nv, S, K, L
-    for name, _ in FIELDS:
-        p[getattr(HEADER, name)] = lay.offsets[name]
 
     def put(name, value):
         o = lay.offsets[name]
         p[o : o + lay.size(name)] = np.ravel(value)
 
-    put("tau", tau_hold)
+    for name, _ in FIELDS:
+        p[getattr(HEADER, name)] = lay.offsets[name]
     if S:
-        put("n_on", n_on)
-        put("on_level", on_level)
-        put("off_level", off_level)
         put("H", np.asarray(H, float))
-    put("disturbance", disturbance)
     put("k_g", k_g)
     if K:
-        put("gimbal_rate_cmd", gimbal_rate_cmd)
-        put("wheel_accel_cmd", wheel_accel_cmd)
         put("gimbal_q", cluster_index.gimbal_q)
         put("gimbal_v", cluster_index.gimbal_v)
         put("wheel_v", cluster_index.wheel_v)
-        put("A_g0", cluster.A_g0)
-        put("A_s0", cluster.A_s0)
-        put("A_t0", cluster.A_t0)
-        put("I_cg", cluster.I_cg)
-        put("I_ws", cluster.I_ws)
-        put("I_s", cluster.I_s)
-        put("I_t", cluster.I_t)
+        for name in ("A_g0", "A_s0", "A_t0", "I_cg", "I_ws", "I_s", "I_t"):
+            put(name, getattr(cluster, name))
     if L:
         put("limited_v", limited_v)
         put("max_torque", max_torque)
         put("max_rate", max_rate)
         put("friction", friction)
     return p
+
+
+class TickInputs:
+    """Writes a tick's commands into ``params`` (views of the fields, made once)."""
+
+    def __init__(self, lay, params):
+        self.params = params
+
+        def view(name):
+            o = lay.offsets[name]
+            return params[o : o + lay.size(name)]
+
+        self.tau = view("tau")
+        self.n_on, self.on_level, self.off_level = view("n_on"), view("on_level"), view("off_level")
+        self.disturbance = view("disturbance")
+        self.gimbal_rate_cmd, self.wheel_accel_cmd = (
+            view("gimbal_rate_cmd"),
+            view("wheel_accel_cmd"),
+        )
+
+    def __call__(
+        self,
+        t_tick,
+        tau_hold,
+        n_on,
+        on_level,
+        off_level,
+        disturbance,
+        gimbal_rate_cmd,
+        wheel_accel_cmd,
+    ):
+        self.params[HEADER.t_tick] = t_tick
+        self.tau[:] = tau_hold
+        self.n_on[:] = n_on
+        self.on_level[:] = on_level
+        self.off_level[:] = off_level
+        self.disturbance[:] = disturbance
+        self.gimbal_rate_cmd[:] = gimbal_rate_cmd
+        self.wheel_accel_cmd[:] = wheel_accel_cmd
+        return self.params
 
 
 # the header's indices as a named tuple of ints: numba freezes it into the compiled code

@@ -187,7 +187,6 @@ class Plant:
         cfg = sy.cfg
         self.dt = cfg["integrator"]["dt"]
         self.steps = int(round(1.0 / cfg["control"]["rate"] / self.dt))
-        self.k_g = cfg["vscmg"]["servo_bandwidth"]
         plant = sy.plant
         S = sy.thrusters.n if sy.thrusters is not None else 0
         cm, wm, info = sy.cluster_model, sy.wheel_model, sy.arm_info
@@ -215,30 +214,29 @@ class Plant:
             friction=np.array(lim_fr, float),
         )
         self.layout = _inputs.layout(plant.nv, S, K, len(lim_v))
-        self.params = np.zeros(self.layout.width)
-        self.H = sy.thrusters.H if sy.thrusters is not None else np.zeros((6, 0))
+        self.params = _inputs.pack(
+            self.layout,
+            dt=self.dt,
+            H=sy.thrusters.H if sy.thrusters is not None else np.zeros((6, 0)),
+            k_g=cfg["vscmg"]["servo_bandwidth"],
+            cluster_index=cm.index if cm is not None else None,
+            cluster=cm.cluster if cm is not None else None,
+            **self.limited,
+        )
+        self.tick_inputs = _inputs.TickInputs(self.layout, self.params)
 
     def advance(self, q, v, t, c: Commands, disturbance):
         """The state one control period after ``t`` with the commands ``c`` held."""
         sy = self.sy
-        cm = sy.cluster_model
-        _inputs.pack(
-            self.layout,
-            t_tick=t,
-            dt=self.dt,
-            tau_hold=c.tau_hold,
-            n_on=c.n_on,
-            on_level=c.on_level,
-            off_level=c.off_level,
-            H=self.H,
-            disturbance=disturbance,
-            k_g=self.k_g,
-            gimbal_rate_cmd=c.gimbal_rate_cmd,
-            wheel_accel_cmd=c.wheel_accel_cmd,
-            cluster_index=cm.index if cm else None,
-            cluster=cm.cluster if cm else None,
-            out=self.params,
-            **self.limited,
+        self.tick_inputs(
+            t,
+            c.tau_hold,
+            c.n_on,
+            c.on_level,
+            c.off_level,
+            disturbance,
+            c.gimbal_rate_cmd,
+            c.wheel_accel_cmd,
         )
         tr = simulate_compiled(
             sy.plant,
