@@ -42,6 +42,7 @@ firing; what the base feels is :meth:`ThrusterSet.wrench` of the instantaneous t
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .thrusters import ThrusterSet
 
@@ -118,7 +119,7 @@ class PulseTrain:
         """(S,) array [N]: delivered impulse over the period."""
         return self.impulse / self.period
 
-    def thrust(self, t):
+    def thrust(self, t: ArrayLike) -> NDArray[np.float64]:
         """Commanded thrust of every thruster at time ``t`` into the period.
 
         Parameters
@@ -150,7 +151,15 @@ class PulseModulator:
         Hysteresis for commands below the minimum impulse bit; default plain rounding.
     """
 
-    def __init__(self, thrusters, period, *, schmitt=None, quantum=0.0, error_feedback=False):
+    def __init__(
+        self,
+        thrusters: ThrusterSet,
+        period: float,
+        *,
+        schmitt: SchmittTrigger | None = None,
+        quantum: float = 0.0,
+        error_feedback: bool = False,
+    ) -> None:
         if not isinstance(thrusters, ThrusterSet):
             raise ValueError(f"thrusters must be a ThrusterSet, got {type(thrusters).__name__}")
         T = float(period)
@@ -177,11 +186,16 @@ class PulseModulator:
         self.quantum = q
         self.error_feedback = bool(error_feedback)
 
-    def initial_state(self):
+    def initial_state(self) -> NDArray[np.bool_]:
         """(S,) bool array: no thruster fired before the first period."""
         return np.zeros(self.thrusters.n, dtype=bool)
 
-    def modulate(self, sigma, firing=None, carry=None):
+    def modulate(
+        self,
+        sigma: ArrayLike,
+        firing: ArrayLike | None = None,
+        carry: ArrayLike | None = None,
+    ) -> PulseTrain:
         """Pulses for one period.
 
         Parameters

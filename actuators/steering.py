@@ -27,6 +27,7 @@ Details, defaults and the reasons for them: ``docs/vscmg.md``.
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["SteeringLaw", "SteeringCommand", "steer"]
 
@@ -149,17 +150,19 @@ class SteeringLaw:
         p.update(overrides)
         return cls(**p)
 
-    def epsilon(self, t):
+    def epsilon(self, t: float) -> NDArray[np.float64]:
         """The off-diagonal terms ``(e1, e2, e3)`` of R at time t [s]."""
         return self.epsilon0 * np.sin(self.epsilon_rate * float(t) + np.asarray(self.epsilon_phase))
 
-    def R(self, t):
+    def R(self, t: float) -> NDArray[np.float64]:
         """The (3, 3) matrix ``R`` of (42) at time t [s]."""
         e1, e2, e3 = self.epsilon(t)
         return np.array([[1.0, e3, e2], [e3, 1.0, e1], [e2, e1, 1.0]])
 
 
-def steer(law, C, E, tau_B, *, t=0.0):
+def steer(
+    law: SteeringLaw, C: ArrayLike, E: ArrayLike, tau_B: ArrayLike, *, t: float = 0.0
+) -> SteeringCommand:
     """Gimbal rates and wheel accelerations producing ``tau_B`` on the base (eq. 42).
 
     Parameters

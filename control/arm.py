@@ -26,11 +26,15 @@ Controllers share the call shape ``controller(t, state, reference) -> command``
 (``state`` a :class:`~dqspace.control.pd.State`).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..multibody import (
+    Model,
     Reference,
     forward_kinematics,
     frame_jacobian,
@@ -39,8 +43,9 @@ from ..multibody import (
     mass_matrix,
 )
 from .ik import IKResult, arm_coordinates, right_inverse, solve_ik
+from .pd import State
 from .pose_error import PoseError, pose_error
-from .trajectories import JointReference
+from .trajectories import JointReference, PoseReference
 
 __all__ = ["JointGains", "JointCommand", "JointComputedTorque", "ArmCommand", "ArmController"]
 
@@ -83,7 +88,7 @@ class JointGains:
         w = np.asarray(omega_n, float)
         return cls(kp=w**2, kd=2.0 * np.asarray(zeta, float) * w)
 
-    def resolved(self, n):
+    def resolved(self, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(kp, kd) as (n,) arrays; ValueError if a vector gain has another length."""
         out = []
         for name in ("kp", "kd"):
@@ -127,7 +132,7 @@ class JointComputedTorque:
     gains : JointGains
     """
 
-    def __init__(self, model, gains):
+    def __init__(self, model: Model, gains: JointGains) -> None:
         if not isinstance(gains, JointGains):
             raise ValueError(f"gains must be a JointGains, got {type(gains).__name__}")
         self.model = model
@@ -144,7 +149,9 @@ class JointComputedTorque:
             )
         return q, v
 
-    def acceleration(self, state, reference):
+    def acceleration(
+        self, state: State, reference: JointReference
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Commanded joint accelerations ``a_m`` (n,) and the errors (position, rate)."""
         q, v = self._state(state)
         if reference.q.shape != (self.n,):
@@ -153,7 +160,9 @@ class JointComputedTorque:
         de = reference.v - v[self._v0 :]
         return reference.a + self.kd * de + self.kp * e, e, de
 
-    def torque(self, state, acc, base_force=None):
+    def torque(
+        self, state: State, acc: ArrayLike, base_force: ArrayLike | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Joint torques (n,) that produce the joint accelerations ``acc``, and the base
         acceleration (6,) assumed: zero, or the one ``base_force`` ``[torque, force]`` causes."""
         m = self.model
@@ -174,7 +183,14 @@ class JointComputedTorque:
         a_b = np.linalg.solve(M[:6, :6], u_b - tau[:6])
         return tau[6:] + M[6:, :6] @ a_b, a_b
 
-    def __call__(self, t, state, reference, *, base_force=None):
+    def __call__(
+        self,
+        t: float,
+        state: State,
+        reference: JointReference,
+        *,
+        base_force: ArrayLike | None = None,
+    ) -> JointCommand:
         acc, e, de = self.acceleration(state, reference)
         tau, a_b = self.torque(state, acc, base_force)
         return JointCommand(tau=tau, acc=acc, base_acc=a_b, error=e, rate_error=de)
@@ -235,18 +251,18 @@ class ArmController:
 
     def __init__(
         self,
-        model,
-        gains,
+        model: Model,
+        gains: JointGains,
         *,
-        seed,
-        frame="ee",
-        limits=None,
-        ik_tol=1e-10,
-        ik_max_iterations=50,
-        limit_margin=1e-3,
-        posture=None,
-        posture_gain=0.2,
-    ):
+        seed: ArrayLike,
+        frame: str = "ee",
+        limits: ArrayLike | None = None,
+        ik_tol: float = 1e-10,
+        ik_max_iterations: int = 50,
+        limit_margin: float = 1e-3,
+        posture: ArrayLike | None = None,
+        posture_gain: float = 0.2,
+    ) -> None:
         self.law = JointComputedTorque(model, gains)
         self.model = model
         self.frame = frame
@@ -265,7 +281,7 @@ class ArmController:
         frame_pose(model, model.neutral_configuration(), frame)  # checks the frame name
         self._is_named = frame in {f.name for f in model.frames}
 
-    def joint_reference(self, reference):
+    def joint_reference(self, reference: PoseReference) -> tuple[JointReference, IKResult]:
         """(JointReference, IKResult) for a task-space reference; advances ``seed``."""
         m, n = self.model, self.law.n
         ik = solve_ik(
@@ -298,7 +314,7 @@ class ArmController:
         a_ref, _ = _right_inverse(J, reference.acc - jdot_v, np.zeros(n), free)
         return JointReference(ik.joints, v_ref, a_ref), ik
 
-    def task_error(self, state, reference):
+    def task_error(self, state: State, reference: PoseReference) -> PoseError:
         """End-effector pose and twist error (PoseError) relative to the reference."""
         m, n = self.model, self.law.n
         q, v = self.law._state(state)
@@ -310,11 +326,20 @@ class ArmController:
             frame_pose(m, qa, self.frame), reference.pose, J @ v[m.nv - n :], reference.twist
         )
 
-    def torque(self, state, acc, base_force=None):
+    def torque(
+        self, state: State, acc: ArrayLike, base_force: ArrayLike | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """See :meth:`JointComputedTorque.torque`."""
         return self.law.torque(state, acc, base_force)
 
-    def __call__(self, t, state, reference, *, base_force=None):
+    def __call__(
+        self,
+        t: float,
+        state: State,
+        reference: PoseReference,
+        *,
+        base_force: ArrayLike | None = None,
+    ) -> ArmCommand:
         jref, ik = self.joint_reference(reference)
         cmd = self.law(t, state, jref, base_force=base_force)
         return ArmCommand(

@@ -21,14 +21,18 @@ the VSCMGs take what remains of the torque after the thrusters' own moment
 about the same origin: ``tau_vscmg = torque - H_t sigma`` (P48).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..dq import frame_change, swap
-from ..multibody import inverse_dynamics
-from .pd import PDGains, _root_state, dual_pd
+from ..multibody import Model, inverse_dynamics
+from .pd import PDGains, State, _root_state, dual_pd
 from .pose_error import PoseError, pose_error
+from .trajectories import PoseReference
 
 __all__ = ["BaseCommand", "BaseController"]
 
@@ -85,7 +89,7 @@ class BaseController:
     gains : PDGains
     """
 
-    def __init__(self, model, gains):
+    def __init__(self, model: Model, gains: PDGains) -> None:
         if not model.floating:
             raise ValueError("BaseController needs a floating-base model (root joint FREE)")
         if not isinstance(gains, PDGains):
@@ -93,7 +97,9 @@ class BaseController:
         self.model = model
         self.gains = gains
 
-    def feedforward(self, state, arm_acc, base_acc=None):
+    def feedforward(
+        self, state: State, arm_acc: ArrayLike, base_acc: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
         """``swap(ID(q, v, [base_acc; arm_acc])[:6])``: the wrench ``[f, tau]`` (6,) the base
         needs to accelerate by ``base_acc`` (default zero) while the arm moves."""
         m = self.model
@@ -106,7 +112,9 @@ class BaseController:
         a[6:] = arm_acc
         return swap(inverse_dynamics(m, state.q, state.v, a)[:6])
 
-    def __call__(self, t, state, reference, *, arm_acc=None):
+    def __call__(
+        self, t: float, state: State, reference: PoseReference, *, arm_acc: ArrayLike | None = None
+    ) -> BaseCommand:
         dq_IB, w_IB_B = _root_state(state)
         err = pose_error(dq_IB, reference.pose, w_IB_B, reference.twist)
         fb = dual_pd(err, self.gains)

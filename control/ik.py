@@ -27,17 +27,20 @@ minimum, typically an unreachable pose or one cut off by the joint limits;
 or out of iterations) and the final residual.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike
 
 from ..dq import kernels as D
 from ..dq.checks import check_unit_dq
 from ..multibody import kernels as K
 from ..multibody.kinematics import frame_target
-from ..multibody.model import JointType
+from ..multibody.model import JointType, Model
 
 __all__ = [
     "IIWA_JOINT_LIMITS",
@@ -144,19 +147,19 @@ def _limits(limits, n):
 
 
 def solve_ik(
-    model,
-    target,
-    seed,
+    model: Model,
+    target: ArrayLike,
+    seed: ArrayLike,
     *,
-    frame="ee",
-    limits=None,
-    tol=1e-10,
-    max_iterations=100,
-    damping=1e-6,
-    max_step=0.5,
-    posture=None,
-    posture_gain=0.2,
-):
+    frame: str = "ee",
+    limits: ArrayLike | None = None,
+    tol: float = 1e-10,
+    max_iterations: int = 100,
+    damping: float = 1e-6,
+    max_step: float = 0.5,
+    posture: ArrayLike | None = None,
+    posture_gain: float = 0.2,
+) -> IKResult:
     """Joint positions that put ``frame`` at the pose ``target`` relative to the root frame.
 
     Parameters

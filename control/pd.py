@@ -24,12 +24,19 @@ force on the rotation error; with the paper's (P45) sign the damping would be
 negative.  See ``docs/control.md``.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..dq import swap
 from .pose_error import PoseError, pose_error
+
+if TYPE_CHECKING:
+    from .trajectories import PoseReference
 
 __all__ = ["PDGains", "State", "PDCommand", "dual_pd", "DualPD"]
 
@@ -152,7 +159,7 @@ class PDCommand:
         return swap(self.wrench)
 
 
-def dual_pd(error, gains):
+def dual_pd(error: PoseError, gains: PDGains) -> NDArray[np.float64]:
     """The dual PD law (P46) as a wrench: ``[f, tau] = swap(-(k_p log e^ + k_d w^_e))``.
 
     Parameters
@@ -195,12 +202,12 @@ class DualPD:
     gains : PDGains
     """
 
-    def __init__(self, gains):
+    def __init__(self, gains: PDGains) -> None:
         if not isinstance(gains, PDGains):
             raise ValueError(f"gains must be a PDGains, got {type(gains).__name__}")
         self.gains = gains
 
-    def __call__(self, t, state, reference):
+    def __call__(self, t: float, state: State, reference: PoseReference) -> PDCommand:
         dq_IB, w_IB_B = _root_state(state)
         err = pose_error(dq_IB, reference.pose, w_IB_B, reference.twist)
         return PDCommand(wrench=dual_pd(err, self.gains), error=err)

@@ -18,9 +18,12 @@ end-effector), B the controlled body frame, D the desired frame.
   (P45) ``w^_d - w^`` omits the frame change and has the opposite sign.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..dq import dq_conj, dq_log, dq_mul, frame_change
 from ..dq.checks import as_float_array, check_unit_dq
@@ -28,7 +31,7 @@ from ..dq.checks import as_float_array, check_unit_dq
 __all__ = ["PoseError", "dq_error", "twist_error", "pose_error", "shortest_sign"]
 
 
-def shortest_sign(dq):
+def shortest_sign(dq: ArrayLike) -> NDArray[np.float64]:
     """The sign representative of unit dual quaternions with a non-negative scalar part.
 
     ``dq`` and ``-dq`` are the same pose.  The result has ``dq[..., 0] > 0``, or
@@ -53,7 +56,7 @@ def shortest_sign(dq):
     return s[..., None] * dq
 
 
-def dq_error(dq_IB, dq_ID):
+def dq_error(dq_IB: ArrayLike, dq_ID: ArrayLike) -> NDArray[np.float64]:
     """Pose error ``e^ = q^_ID* o q^_IB`` (P43) with the short-way sign.
 
     Parameters
@@ -70,7 +73,7 @@ def dq_error(dq_IB, dq_ID):
     return shortest_sign(dq_mul(dq_conj(dq_ID), dq_IB))
 
 
-def twist_error(dq_DB, w_IB_B, w_ID_D):
+def twist_error(dq_DB: ArrayLike, w_IB_B: ArrayLike, w_ID_D: ArrayLike) -> NDArray[np.float64]:
     """Twist error ``w^_e = w^_IB^B - frame_change(q^_DB, w^_ID^D)`` in B coordinates.
 
     Parameters
@@ -114,7 +117,12 @@ class PoseError:
         return 2.0 * np.linalg.norm(self.log[..., 3:], axis=-1)
 
 
-def pose_error(dq_IB, dq_ID, w_IB_B=None, w_ID_D=None):
+def pose_error(
+    dq_IB: ArrayLike,
+    dq_ID: ArrayLike,
+    w_IB_B: ArrayLike | None = None,
+    w_ID_D: ArrayLike | None = None,
+) -> PoseError:
     """Pose error (P43-P44), its Table-1 logarithm and, given the body twist, the twist error.
 
     Parameters

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..dq import (
     dq_conj,
@@ -125,11 +126,11 @@ class ConstantPose:
     def __post_init__(self):
         object.__setattr__(self, "pose", check_unit_dq(np.array(self.pose, float), "pose"))
 
-    def __call__(self, t):
+    def __call__(self, t: float) -> PoseReference:
         return PoseReference(self.pose)
 
 
-def quintic_time_scaling(tau):
+def quintic_time_scaling(tau: float) -> tuple[float, float, float]:
     """Quintic rest-to-rest scaling ``s = 10 tau^3 - 15 tau^4 + 6 tau^5`` on [0, 1].
 
     ``s`` goes from 0 to 1; ``ds/dtau`` and ``d2s/dtau2`` vanish at both ends
@@ -199,7 +200,7 @@ class Lemniscate:
     def _phase(self, t):
         return self.zeta * np.asarray(t, float) + self.theta_m
 
-    def position(self, t):
+    def position(self, t: float) -> NDArray[np.float64]:
         """Position (..., 3) [m] at times t (...)."""
         p, r = self._phase(t), self.r
         return np.stack(
@@ -211,17 +212,17 @@ class Lemniscate:
             axis=-1,
         )
 
-    def velocity(self, t):
+    def velocity(self, t: float) -> NDArray[np.float64]:
         """Velocity (..., 3) [m/s], the analytic time derivative of :meth:`position`."""
         p, rz = self._phase(t), self.r * self.zeta
         return np.stack([-rz * np.sin(p), rz * np.cos(p), rz * np.cos(0.5 * p)], axis=-1)
 
-    def acceleration(self, t):
+    def acceleration(self, t: float) -> NDArray[np.float64]:
         """Acceleration (..., 3) [m/s^2], the analytic second derivative of :meth:`position`."""
         p, rz2 = self._phase(t), self.r * self.zeta**2
         return np.stack([-rz2 * np.cos(p), -rz2 * np.sin(p), -0.5 * rz2 * np.sin(0.5 * p)], axis=-1)
 
-    def __call__(self, t):
+    def __call__(self, t: float) -> PoseReference:
         """:class:`PoseReference` at time t [s]: constant orientation, body-frame twist."""
         t = float(t)
         Rt = rotation_matrix_from_quat(self.orientation).T
@@ -273,7 +274,7 @@ class ScrewMotion:
         object.__setattr__(self, "end", b)
         object.__setattr__(self, "_screw", dq_screw_log(d))
 
-    def __call__(self, t):
+    def __call__(self, t: float) -> PoseReference:
         """:class:`PoseReference` at time t [s]."""
         s, ds, dds = quintic_time_scaling((float(t) - self.t0) / self.duration)
         X = self._screw

@@ -15,6 +15,8 @@ for a fraction of a second before refusing, so such a look does not make it fail
 exclude writers on other hosts).
 """
 
+from __future__ import annotations
+
 import contextlib
 import datetime as _dt
 import fcntl
@@ -33,7 +35,7 @@ _RETRY = 0.5  # [s] how long a writer retries an exclusive lock a reader's look 
 class OutputError(ValueError):
     """An output directory cannot be written (a file, not writable, full, locked)."""
 
-    def __init__(self, path, problem):
+    def __init__(self, path: str | os.PathLike, problem: str) -> None:
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"{path}: {problem}")

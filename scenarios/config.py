@@ -9,6 +9,8 @@ file and the dotted key, on one line; a misspelt key, section, choice or
 embedded name gets a suggestion (``did you mean 'kp_trans'?``).
 """
 
+from __future__ import annotations
+
 import difflib
 import math
 import re
@@ -497,7 +499,7 @@ def dumps_toml(doc, schema=None):
 # ------------------------------------------------------------ embedded files
 
 
-def embedded_scenarios():
+def embedded_scenarios() -> list[str]:
     """Names of the scenarios shipped with the package."""
     files = resources.files("dqspace.scenarios") / "data"
     return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".toml"))

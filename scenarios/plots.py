@@ -20,13 +20,21 @@ Series used (see :mod:`dqspace.scenarios.runner`; SI): closed loop ``base_pos_er
 :func:`dqspace.scenarios.dynamics_check.reference_ee_positions`).
 """
 
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
 from .units import format_number, format_quantity, to_display
+
+if TYPE_CHECKING:
+    from .results import Results
 
 __all__ = [
     "REQUIREMENTS",
@@ -365,6 +373,43 @@ def plot_vscmg(res):
     return _finish(fig, ax, res)
 
 
+def plot_wheels(res):
+    """Reaction-wheel speeds [rpm] (with their limits, from the manifest) and motor torques
+    [N m]; the momentum-dumping torque asked of the thrusters when any."""
+    t = res.t
+    dump = np.asarray(res["dump_torque"], float) if "dump_torque" in res else None
+    rows = 3 if dump is not None and np.any(dump != 0.0) else 2
+    fig, ax = _fig(rows, res, "Reaction wheels", height=2.4)
+    speed, su = _display(res, "rw_speed", "rad/s", kind="wheel_speed")
+    torque = np.asarray(res["rw_torque_cmd"], float)
+    for i in range(speed.shape[1]):
+        ax[0].plot(t, speed[:, i], **_style(i), label=f"wheel {i + 1}")
+        ax[1].plot(t, torque[:, i], **_style(i), label=f"wheel {i + 1}")
+    limit = (res.manifest.get("system") or {}).get("wheel_max_speed_rpm")
+    if limit:
+        for sign in (1.0, -1.0):
+            ax[0].axhline(
+                sign * max(limit),
+                color="0.3",
+                ls="--",
+                lw=1.0,
+                label="speed limit" if sign > 0 else "_",
+            )
+    ax[0].set_ylabel(f"wheel speed [{su}]")
+    ax[1].set_ylabel("motor torque [N m]")
+    if rows == 3:
+        for i, c in enumerate("xyz"):
+            ax[2].plot(t, dump[:, i], **_style(i), label=f"τ_{c}")
+        ax[2].set_ylabel("dumping torque\n[N m]")
+    if speed.size:
+        ax[0].set_title(
+            f"peak |wheel speed| = {format_number(np.abs(speed).max())} {su}",
+            loc="left",
+            fontsize="small",
+        )
+    return _finish(fig, ax, res)
+
+
 def plot_singularity(res):
     """Singularity measures det(G Gᵀ) (whole VSCMG) and det(C Cᵀ) (gimbals only).
 
@@ -481,6 +526,7 @@ _CLOSED_LOOP = {
     "thrusters": (plot_thrusters, ("thrust_cmd", "thrust_on")),
     "vscmg": (plot_vscmg, ("gimbal_rate", "wheel_speed")),
     "singularity": (plot_singularity, ("det_GGt",)),
+    "wheels": (plot_wheels, ("rw_speed", "rw_torque_cmd")),
 }
 _OPEN_LOOP = {"dynamics_check": (plot_dynamics_check, ("ee_pos_I",))}
 
@@ -493,11 +539,14 @@ def _has(res, name):
     return x.shape[0] > 0 and (x.ndim == 1 or x.shape[1] > 0) and bool(np.isfinite(x).any())
 
 
-def plot_all(res, directory, formats=("png", "pdf")):
+def plot_all(
+    res: Results, directory: str | os.PathLike, formats: Sequence[str] = ("png", "pdf")
+) -> list[Path]:
     """Write the figures of a result as ``<directory>/<name>.<fmt>``.
 
     Chooses by ``manifest["scenario"]["scenario"]["kind"]``: ``"closed_loop"`` (the
-    default) writes the five closed-loop figures whose series are present,
+    default) writes the closed-loop figures whose series are present (VSCMG and wheel
+    figures only with those devices),
     ``"open_loop"`` the dynamics-check figure.
 
     Returns

@@ -54,6 +54,8 @@ checked against the manifest.
 Files get the permissions the umask allows (``0o666 & ~umask``).
 """
 
+from __future__ import annotations
+
 import contextlib
 import io
 import json
@@ -68,6 +70,7 @@ import zlib
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -89,6 +92,9 @@ from .storage import (
     json_default,
     now,
 )
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = [
     "SeriesInfo",
@@ -131,7 +137,7 @@ class ResultError(ValueError):
     problem : str
     """
 
-    def __init__(self, path, problem):
+    def __init__(self, path: str | os.PathLike, problem: str) -> None:
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"{path}: {problem}")
@@ -187,7 +193,7 @@ class Results:
         return name in self.data
 
     # ------------------------------------------------------------ I/O
-    def save(self, directory):
+    def save(self, directory: str | os.PathLike) -> Path:
         """Write ``result.npz`` and ``manifest.json`` into ``directory`` as one commit.
 
         Takes the directory's lock (:class:`OutputLocked` if a run writes it) and follows
@@ -263,7 +269,7 @@ class Results:
         return _load_committed(directory)
 
     # ------------------------------------------------------- exports
-    def columns(self):
+    def columns(self) -> list[str]:
         """Flat column names and the matching (N, n_columns) array."""
         names, cols = [], []
         for k, arr in self.data.items():
@@ -278,14 +284,14 @@ class Results:
             cols.append(flat.astype(float))
         return names, np.hstack(cols) if cols else np.empty((0, 0))
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pandas.DataFrame:
         """A pandas DataFrame with one column per scalar component (needs pandas)."""
         import pandas as pd
 
         names, values = self.columns()
         return pd.DataFrame(values, columns=names)
 
-    def to_csv(self, path):
+    def to_csv(self, path: str | os.PathLike) -> Path:
         """Write every series as CSV columns (header: ``name.component``), atomically."""
         names, values = self.columns()
         buf = io.StringIO()
@@ -364,7 +370,7 @@ class ResultWriter:
     what : str, the writer in words (``"run of station-keeping"``)
     """
 
-    def __init__(self, directory, what):
+    def __init__(self, directory: str | os.PathLike, what: str) -> None:
         self.path = Path(directory)
         self.dir = OutputDir(directory, what).open()
         self.log = None

@@ -53,6 +53,8 @@ each began), ``wall_time`` [s], ``real_time_factor``, ``python``, ``dependencies
 ``machine``.
 """
 
+from __future__ import annotations
+
 import contextlib
 import functools
 import logging
@@ -66,6 +68,8 @@ import sys
 import threading
 import time
 from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -85,6 +89,9 @@ from .metrics import METRICS, degradations, summarize
 from .results import OutputError, OutputLocked, Results, ResultWriter, SeriesInfo, package_version
 from .storage import MANIFEST, PARTIAL, format_bytes
 from .system import build_system, thruster_faults
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
 
 __all__ = [
     "run",
@@ -127,7 +134,7 @@ class RunInterrupted(KeyboardInterrupt):
     reason : ``"Ctrl-C"`` or ``"SIGTERM"``
     """
 
-    def __init__(self, results, path=None, reason="Ctrl-C"):
+    def __init__(self, results: Results, path: Path | None = None, reason: str = "Ctrl-C") -> None:
         super().__init__(f"run interrupted ({reason})")
         self.results, self.path, self.reason = results, path, reason
 
@@ -145,7 +152,15 @@ class RunFailed(RuntimeError):
     results : Results or None, what was computed (status ``"failed"``)
     """
 
-    def __init__(self, t, cause, *, path=None, hint="", results=None):
+    def __init__(
+        self,
+        t: float,
+        cause: str,
+        *,
+        path: Path | None = None,
+        hint: str = "",
+        results: Results | None = None,
+    ) -> None:
         self.t, self.cause, self.path, self.hint, self.results = (
             float(t),
             cause,
@@ -170,7 +185,7 @@ class RunTooLarge(ValueError):
     limit : int [bytes]
     """
 
-    def __init__(self, message, nbytes, limit):
+    def __init__(self, message: str, nbytes: int, limit: int) -> None:
         super().__init__(message)
         self.nbytes, self.limit = nbytes, limit
 
@@ -354,7 +369,13 @@ def _sigterm_interrupts():
 # ------------------------------------------------------------------ run
 
 
-def run(scenario, out=None, *, progress=True, max_bytes=None):
+def run(
+    scenario: Scenario | dict,
+    out: str | os.PathLike | None = None,
+    *,
+    progress: bool = True,
+    max_bytes: int | None = None,
+) -> Results:
     """Run a resolved scenario (see :func:`dqspace.scenarios.load_scenario`).
 
     Parameters

@@ -7,7 +7,11 @@ one control tick (closed loop) or recorded interval (open loop), periods that ar
 whole numbers of integrator steps, faults a run can apply.
 """
 
+from __future__ import annotations
+
 import math
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +57,7 @@ class Scenario:
     def name(self):
         return self.config["scenario"]["name"]
 
-    def to_toml(self):
+    def to_toml(self) -> str:
         """The resolved scenario as TOML (what ``dqspace show`` prints)."""
         return dumps_toml(self.config, SCHEMA)
 
@@ -67,7 +71,7 @@ def _scenario_path(name_or_path):
     return p if p.suffix == ".toml" or p.is_file() else embedded_path(str(name_or_path))
 
 
-def load_scenario(name_or_path, overrides=()):
+def load_scenario(name_or_path: str | os.PathLike, overrides: Sequence[str] = ()) -> Scenario:
     """Load, override and validate a scenario.
 
     Parameters

@@ -43,6 +43,8 @@ Security: ``scheduler="tls://host:port"`` needs TLS credentials: a
 :func:`connect` raises a ValueError saying so.
 """
 
+from __future__ import annotations
+
 import contextlib
 import logging
 import os
@@ -50,7 +52,9 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .metrics import METRICS
 from .scenario import Scenario, load_scenario
@@ -61,6 +65,11 @@ from .variants import (
     _resolved_value,
     make_variants,
 )
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .scenario import Scenario
 
 __all__ = ["sweep", "connect", "EXTRA_COLUMNS"]
 
@@ -362,19 +371,19 @@ def _run_dask(client, todo, custom, keep, on_done):
 
 
 def sweep(
-    scenario,
-    grid=None,
+    scenario: Scenario | str | os.PathLike,
+    grid: Mapping[str, Sequence] | None = None,
     *,
-    samples=None,
-    metrics=None,
-    out=None,
-    workers=None,
-    scheduler=None,
-    keep_results=False,
-    retry_failed=False,
-    progress=True,
-    security=None,
-):
+    samples: Sequence[Mapping[str, object]] | None = None,
+    metrics: Sequence[str] | None = None,
+    out: str | os.PathLike | None = None,
+    workers: int | None = None,
+    scheduler: object = None,
+    keep_results: bool = False,
+    retry_failed: bool = False,
+    progress: bool = True,
+    security: object = None,
+) -> pandas.DataFrame:
     """Run variants of a scenario and return their metrics as a DataFrame.
 
     Parameters

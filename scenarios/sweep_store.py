@@ -9,13 +9,20 @@ reported (a warning on the ``"dqspace.sweep"`` logger, listing the files) and it
 run again; :func:`load_sweep` skips and reports such files.
 """
 
+from __future__ import annotations
+
 import json
 import logging
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .results import ResultError, package_version
 from .storage import OutputDir, atomic_write_bytes, json_default, now
 from .variants import _cell
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["SWEEP_FORMAT", "load_sweep"]
 
@@ -176,7 +183,7 @@ class _Store:
         atomic_write_bytes(d / "metrics.json", text.encode())
 
 
-def load_sweep(out):
+def load_sweep(out: str | os.PathLike) -> pandas.DataFrame:
     """Every stored variant of a sweep directory as a DataFrame (no runs).
 
     Columns: ``variant``, the override keys, the stored metrics, ``run_time``, ``error``.

@@ -593,6 +593,9 @@ def build_system(cfg) -> System:
         ),
         "vscmg_units": K,
         "wheels": W,
+        "wheel_max_speed_rpm": (
+            (np.asarray(wheels.max_speed) * 30.0 / np.pi).tolist() if wheels is not None else []
+        ),
     }
     return System(
         cfg,

@@ -23,8 +23,12 @@ the optimum, so the result is within a factor ``min_step**2`` of it on every axi
 so a point met twice (or stored in ``out`` by an earlier call) is not run again.
 """
 
+from __future__ import annotations
+
 import math
+import os
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .metrics import METRICS
@@ -75,7 +79,7 @@ class TuneResult:
     step: float
     reason: str
 
-    def summary(self):
+    def summary(self) -> str:
         """Several lines of text: converged or not and why, the objective from start to
         best, the runs, and each tuned key's value and factor over the base value."""
         status = "converged" if self.converged else "NOT converged"
@@ -138,19 +142,19 @@ def _check_params(scenario, params):
 
 
 def tune(
-    scenario,
-    params,
-    objective,
+    scenario: Scenario | str | os.PathLike,
+    params: Mapping[str, object],
+    objective: Callable[[Mapping[str, float]], float] | str,
     *,
-    metrics=None,
-    step=2.0,
-    min_step=1.05,
-    max_batches=20,
-    out=None,
-    scheduler=None,
-    workers=None,
-    progress=True,
-):
+    metrics: Sequence[str] | None = None,
+    step: float = 2.0,
+    min_step: float = 1.05,
+    max_batches: int = 20,
+    out: str | os.PathLike | None = None,
+    scheduler: object = None,
+    workers: int | None = None,
+    progress: bool = True,
+) -> TuneResult:
     """Search gains that minimise an objective, in parallel batches of runs.
 
     Parameters
