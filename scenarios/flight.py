@@ -165,7 +165,7 @@ class FlightSoftware:
         tau_hold[self.arm_v] = law.arm_tau
         rw_cmd, rw_err = np.zeros(W), np.zeros(3)
         if W:
-            from ..actuators import wheels as rw
+            from ..actuators import reaction_wheels as rw
 
             arr = sy.wheel_model.array
             wanted = tau_v + steer_err if K else tau_v

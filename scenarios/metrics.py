@@ -50,6 +50,12 @@ METRICS = {
         "-",
         "control ticks whose thrust allocation could not meet the demand (best effort)",
     ),
+    "peak_rw_speed": ("rad/s", "largest reaction-wheel speed (0 without wheels)"),
+    "rw_saturated_ticks": (
+        "-",
+        "control ticks whose reaction-wheel torque error exceeded the tolerance",
+    ),
+    "arm_saturated_ticks": ("-", "control ticks where an arm joint met its torque or rate limit"),
     "steering_saturated_ticks": (
         "-",
         "control ticks whose VSCMG steering torque error exceeded the tolerance",
@@ -93,7 +99,21 @@ def summarize(res, transient=2.0):
     out["alloc_not_optimal"] = float(np.sum(res["alloc_status"] > 0))
     out["alloc_best_effort_ticks"] = float(alloc_best_effort(res).sum())
     out["steering_saturated_ticks"] = float(steering_saturated(res).sum())
+    rw = res["rw_speed"] if "rw_speed" in res else np.zeros((0, 0))
+    out["peak_rw_speed"] = float(np.abs(rw).max()) if rw.size else 0.0
+    out["rw_saturated_ticks"] = float(wheels_saturated(res).sum())
+    sat = res["arm_saturated"] if "arm_saturated" in res else np.zeros((0, 0))
+    out["arm_saturated_ticks"] = float(np.any(sat > 0, axis=1).sum()) if sat.size else 0.0
     return out
+
+
+def wheels_saturated(res):
+    """(N,) bool: ticks whose wheel torque error exceeds the tolerance (as for the VSCMGs)."""
+    if "rw_torque_err" not in res or "rw_speed" not in res or res["rw_speed"].size == 0:
+        return np.zeros(len(res.t), bool)
+    err = np.linalg.norm(res["rw_torque_err"], axis=1)
+    asked = np.linalg.norm(res["vscmg_torque_cmd"], axis=1) if "vscmg_torque_cmd" in res else 0.0
+    return err > STEERING_TOL_ABS + STEERING_TOL_REL * asked
 
 
 def _episodes(mask):

@@ -385,16 +385,12 @@ def plot_wheels(res):
     for i in range(speed.shape[1]):
         ax[0].plot(t, speed[:, i], **_style(i), label=f"wheel {i + 1}")
         ax[1].plot(t, torque[:, i], **_style(i), label=f"wheel {i + 1}")
-    limit = (res.manifest.get("system") or {}).get("wheel_max_speed_rpm")
-    if limit:
+    limits = (res.manifest.get("system") or {}).get("wheel_max_speed_rpm") or []
+    peak = float(np.abs(speed).max()) if speed.size else 0.0
+    limit = max(limits) if limits and su == "rpm" else None
+    if limit and peak > 0.2 * limit:  # the limit lines only where they do not flatten the data
         for sign in (1.0, -1.0):
-            ax[0].axhline(
-                sign * max(limit),
-                color="0.3",
-                ls="--",
-                lw=1.0,
-                label="speed limit" if sign > 0 else "_",
-            )
+            ax[0].axhline(sign * limit, color="0.3", ls="--", lw=1.0, label="_limit")
     ax[0].set_ylabel(f"wheel speed [{su}]")
     ax[1].set_ylabel("motor torque [N m]")
     if rows == 3:
@@ -402,10 +398,11 @@ def plot_wheels(res):
             ax[2].plot(t, dump[:, i], **_style(i), label=f"τ_{c}")
         ax[2].set_ylabel("dumping torque\n[N m]")
     if speed.size:
+        of = f" (limit {format_number(limit)} {su}, dashed)" if limit and peak > 0.2 * limit else ""
+        if limit and not of:
+            of = f" (limit {format_number(limit)} {su})"
         ax[0].set_title(
-            f"peak |wheel speed| = {format_number(np.abs(speed).max())} {su}",
-            loc="left",
-            fontsize="small",
+            f"peak |wheel speed| = {format_number(peak)} {su}{of}", loc="left", fontsize="small"
         )
     return _finish(fig, ax, res)
 

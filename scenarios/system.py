@@ -348,7 +348,7 @@ def _wheel_array(cfg):
     w = cfg["wheels"]
     if not w["enabled"]:
         return None
-    from ..actuators import wheels as rw
+    from ..actuators import reaction_wheels as rw
 
     rpm = np.pi / 30.0
     common = dict(
@@ -475,7 +475,7 @@ def _per_unit(values, K, key, scale=1.0):
 
 def _attach_devices(model: Model, cluster, wheels):
     if wheels is not None:
-        from ..actuators import wheels as rw
+        from ..actuators import reaction_wheels as rw
     cm = attach_cluster(model, cluster) if cluster is not None else None
     out = cm.model if cm is not None else model
     wm = rw.attach_wheels(out, wheels) if wheels is not None else None
@@ -516,7 +516,7 @@ def build_system(cfg) -> System:
         )
     manager = None
     if wm is not None and cfg["wheels"]["desaturation_gain"] > 0:
-        from ..actuators import wheels as rw
+        from ..actuators import reaction_wheels as rw
 
         w = cfg["wheels"]
         manager = rw.MomentumManager(

@@ -66,6 +66,8 @@ KINDS = {
     "gimbal_rate_cmd": ("rad/s", "deg/s", _DEG),
     "peak_gimbal_rate": ("rad/s", "deg/s", _DEG),
     "vscmg_effort": ("rad", "deg", _DEG),
+    "rw_speed": ("rad/s", "rpm", _RPM),
+    "peak_rw_speed": ("rad/s", "rpm", _RPM),
 }
 
 

@@ -1,0 +1,384 @@
+"""Reaction-wheel arrays: the wheels as multibody bodies, the torque distribution law with
+saturation, and momentum management by the thrusters.
+
+A wheel is a rotor on a REVOLUTE joint about its spin axis ``a`` on the base; its motor
+torque ``u`` acts on the rotor and, reacting, on the base (the multibody dynamics carry both:
+the torque is internal).  Over short times the base receives ``-u a`` from each wheel and the
+gyroscopic torque ``-w x h`` of the wheels' momentum ``h`` turning with it.
+
+Distribution (:func:`distribute`): for a torque ``tau`` wanted on the base, the motor torques
+are the minimum-norm solution of ``-A u = tau + w x h`` (A the (3, N) spin axes), then
+saturated: a wheel's torque is clipped to its limit, and a wheel at its speed limit (or that
+would pass it within ``dt``) may not be pushed further out; the torque the saturated wheels
+cannot give is redistributed over the others by minimum norm, until no wheel is beyond its
+bounds.  What remains is reported as the torque error.
+
+Momentum management (:class:`MomentumManager`): when a wheel's speed passes
+``start_fraction`` of its limit, the thrusters are asked for an external torque
+``-gain h`` (base axes) until every wheel is below ``stop_fraction`` of its limit; the flight
+software asks the wheels for the control torque less that torque, so the base still gets the
+control torque while the wheels' momentum decays as ``exp(-gain t)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..dq import dq_from_rotation_translation
+from ..multibody import Body, Joint, JointType, Model
+
+__all__ = [
+    "ReactionWheel",
+    "WheelArray",
+    "WheelCommand",
+    "WheelIndex",
+    "WheelModel",
+    "MomentumManager",
+    "attach_wheels",
+    "distribute",
+    "motor_torque_limits",
+    "pyramid_wheels",
+    "orthogonal_wheels",
+]
+
+_RPM = math.pi / 30.0
+#: defaults of the named layouts (a small-satellite wheel, dqspace's choice)
+SPIN_INERTIA = 0.01  # [kg m^2]
+WHEEL_MASS = 1.0  # [kg]
+MAX_TORQUE = 0.5  # [N m]
+MAX_SPEED = 6000.0 * _RPM  # [rad/s]
+
+
+def _positive(x, what: str) -> float:
+    x = float(x)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{what} must be positive and finite, got {x}")
+    return x
+
+
+@dataclass(frozen=True, eq=False)
+class ReactionWheel:
+    """One reaction wheel on the base.
+
+    Attributes
+    ----------
+    axis : (3,) spin axis in the base frame (normalised; not zero)
+    position : (3,) centre of the rotor in the base frame [m]
+    spin_inertia : rotor moment about the axis [kg m^2]
+    transverse_inertia : rotor moment about a transverse axis through its centre [kg m^2];
+        0 means half the spin moment (a thin disc)
+    mass : rotor mass [kg]
+    max_torque : motor torque limit [N m]
+    max_speed : speed limit relative to the base [rad/s]
+    friction : viscous friction [N m s/rad] (the plant subtracts ``friction * speed``)
+    name : label
+    """
+
+    axis: NDArray[np.float64]
+    position: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
+    spin_inertia: float = SPIN_INERTIA
+    transverse_inertia: float = 0.0
+    mass: float = WHEEL_MASS
+    max_torque: float = MAX_TORQUE
+    max_speed: float = MAX_SPEED
+    friction: float = 0.0
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        who = f"wheel {self.name!r}" if self.name else "wheel"
+        a = np.asarray(self.axis, dtype=float)
+        if a.shape != (3,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"{who}: axis must be a finite 3-vector, got {self.axis!r}")
+        n = float(np.linalg.norm(a))
+        if not n > 1e-12:
+            raise ValueError(f"{who}: axis must not be zero")
+        p = np.asarray(self.position, dtype=float)
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise ValueError(f"{who}: position must be a finite 3-vector, got {self.position!r}")
+        Is = _positive(self.spin_inertia, f"{who}: spin_inertia [kg m^2]")
+        It = float(self.transverse_inertia)
+        if not (math.isfinite(It) and It >= 0):
+            raise ValueError(f"{who}: transverse_inertia must be >= 0 and finite, got {It}")
+        It = It if It > 0 else 0.5 * Is
+        if Is > 2.0 * It * (1 + 1e-12):
+            raise ValueError(
+                f"{who}: spin_inertia {Is} > 2 x transverse_inertia {It}: no rigid rotor has "
+                f"such moments"
+            )
+        fr = float(self.friction)
+        if not (math.isfinite(fr) and fr >= 0):
+            raise ValueError(f"{who}: friction must be >= 0 and finite, got {fr}")
+        object.__setattr__(self, "axis", a / n)
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "spin_inertia", Is)
+        object.__setattr__(self, "transverse_inertia", It)
+        object.__setattr__(self, "mass", _positive(self.mass, f"{who}: mass [kg]"))
+        object.__setattr__(self, "max_torque", _positive(self.max_torque, f"{who}: max_torque"))
+        object.__setattr__(self, "max_speed", _positive(self.max_speed, f"{who}: max_speed"))
+        object.__setattr__(self, "friction", fr)
+        for x in (self.axis, self.position):
+            x.setflags(write=False)
+
+
+class WheelArray:
+    """N >= 1 reaction wheels: spin axes ``A`` (3, N), ``I_s``, ``max_torque``, ``max_speed``."""
+
+    def __init__(self, wheels: Iterable[ReactionWheel]) -> None:
+        self.wheels = tuple(wheels)
+        if not self.wheels:
+            raise ValueError("a wheel array needs at least one wheel")
+        for w in self.wheels:
+            if not isinstance(w, ReactionWheel):
+                raise ValueError(f"wheels must be ReactionWheel, got {type(w).__name__}")
+        self.n = len(self.wheels)
+        self.A = np.column_stack([w.axis for w in self.wheels])
+        self.I_s = np.array([w.spin_inertia for w in self.wheels])
+        self.max_torque = np.array([w.max_torque for w in self.wheels])
+        self.max_speed = np.array([w.max_speed for w in self.wheels])
+        for x in (self.A, self.I_s, self.max_torque, self.max_speed):
+            x.setflags(write=False)
+
+    def __repr__(self) -> str:
+        return f"WheelArray(n={self.n}, rank={np.linalg.matrix_rank(self.A)})"
+
+    def momentum(
+        self, wheel_speed: ArrayLike, base_rate: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """(3,) the wheels' spin angular momentum in base axes [N m s]:
+        ``sum I_s,i (Omega_i + a_i . w) a_i`` (the rotors' transverse momentum from the base
+        rate belongs to the base's composite inertia)."""
+        om = _vector(wheel_speed, "wheel_speed", self.n)
+        w = np.zeros(3) if base_rate is None else _vector(base_rate, "base_rate", 3)
+        return self.A @ (self.I_s * (om + self.A.T @ w))
+
+
+def _vector(x, name: str, n: int) -> NDArray[np.float64]:
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a finite ({n},) array, got {np.shape(x)}")
+    return a
+
+
+def pyramid_wheels(
+    *,
+    skew: float = math.acos(1.0 / math.sqrt(3.0)),
+    radius: float = 0.25,
+    spin_inertia: float = SPIN_INERTIA,
+    mass: float = WHEEL_MASS,
+    max_torque: float = MAX_TORQUE,
+    max_speed: float = MAX_SPEED,
+) -> WheelArray:
+    """Four wheels in a pyramid: wheel i at ``radius`` along ``n_i`` (+x, +y, -x, -y), its
+    axis ``sin(skew) n_i + cos(skew) z`` (the default skew gives equal authority on the
+    three axes)."""
+    z = np.array([0.0, 0.0, 1.0])
+    out = []
+    for i, n in enumerate(np.array([[1.0, 0, 0], [0, 1.0, 0], [-1.0, 0, 0], [0, -1.0, 0]])):
+        out.append(
+            ReactionWheel(
+                math.sin(skew) * n + math.cos(skew) * z,
+                radius * n,
+                spin_inertia,
+                0.0,
+                mass,
+                max_torque,
+                max_speed,
+                name=f"rw{i + 1}",
+            )
+        )
+    return WheelArray(out)
+
+
+def orthogonal_wheels(
+    *,
+    radius: float = 0.25,
+    spin_inertia: float = SPIN_INERTIA,
+    mass: float = WHEEL_MASS,
+    max_torque: float = MAX_TORQUE,
+    max_speed: float = MAX_SPEED,
+) -> WheelArray:
+    """Three wheels on the base axes x, y, z, each at ``radius`` along its axis."""
+    return WheelArray(
+        ReactionWheel(
+            a, radius * a, spin_inertia, 0.0, mass, max_torque, max_speed, name=f"rw{i + 1}"
+        )
+        for i, a in enumerate(np.eye(3))
+    )
+
+
+# ----------------------------------------------------------------- multibody
+
+
+@dataclass(frozen=True)
+class WheelIndex:
+    """Where the wheels are in the state: ``wheel_q`` (N,) into q, ``wheel_v`` (N,) into v."""
+
+    wheel_q: NDArray[np.int64]
+    wheel_v: NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class WheelModel:
+    """A model with an array attached (:func:`attach_wheels`)."""
+
+    model: Model
+    array: WheelArray
+    index: WheelIndex
+
+    def state(self, q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+        """(N,) wheel speeds relative to the base [rad/s]."""
+        return np.asarray(v, dtype=float)[self.index.wheel_v].copy()
+
+    def with_state(
+        self, q: ArrayLike, v: ArrayLike, *, wheel_speed: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Copies of (q, v) with the wheel speeds set."""
+        q = np.array(q, dtype=float)
+        v = np.array(v, dtype=float)
+        v[self.index.wheel_v] = _vector(wheel_speed, "wheel_speed", self.array.n)
+        return q, v
+
+    def joint_torques(self, motor_torque: ArrayLike) -> NDArray[np.float64]:
+        """(nv,) generalized force with the motor torques at the wheel joints."""
+        tau = np.zeros(self.model.nv)
+        tau[self.index.wheel_v] = _vector(motor_torque, "motor_torque", self.array.n)
+        return tau
+
+
+def attach_wheels(
+    model: Model, array: WheelArray, *, parent: str | int = "base", prefix: str = "rw"
+) -> WheelModel:
+    """Append one rotor body per wheel on a REVOLUTE joint about its axis, at its position
+    on ``parent`` (bodies ``{prefix}{i}``, joints of the same names)."""
+    if not isinstance(array, WheelArray):
+        raise ValueError(f"array must be a WheelArray, got {type(array).__name__}")
+    p = model.body_index(parent)
+    bodies = []
+    for i, w in enumerate(array.wheels, start=1):
+        a = w.axis
+        J = w.transverse_inertia * np.eye(3) + (w.spin_inertia - w.transverse_inertia) * np.outer(
+            a, a
+        )
+        place = dq_from_rotation_translation(np.eye(3), w.position)
+        joint = Joint(JointType.REVOLUTE, a.copy(), place, f"{prefix}{i}")
+        bodies.append(Body(f"{prefix}{i}", p, joint, w.mass, np.zeros(3), J))
+    ext = model.with_bodies(bodies)
+    nb0 = model.nb
+    wq = np.array([int(ext.q_index[nb0 + i]) for i in range(array.n)], dtype=np.int64)
+    wv = np.array([int(ext.v_index[nb0 + i]) for i in range(array.n)], dtype=np.int64)
+    return WheelModel(ext, array, WheelIndex(wq, wv))
+
+
+# ----------------------------------------------------------------- laws
+
+
+@dataclass(frozen=True)
+class WheelCommand:
+    """Motor torques (N,) [N m], the base torque error (3,) (delivered minus wanted) and
+    which wheels were saturated (N,) bool."""
+
+    motor_torque: NDArray[np.float64]
+    torque_error: NDArray[np.float64]
+    saturated: NDArray[np.bool_]
+
+
+def _bounds(array: WheelArray, wheel_speed, dt):
+    lo, hi = -array.max_torque.copy(), array.max_torque.copy()
+    om = wheel_speed
+    if dt is None:
+        hi[om >= array.max_speed] = 0.0
+        lo[om <= -array.max_speed] = 0.0
+    else:
+        # the torque that would bring the wheel to its limit within dt
+        room_up = (array.max_speed - om) * array.I_s / dt
+        room_down = (-array.max_speed - om) * array.I_s / dt
+        hi = np.minimum(hi, np.maximum(room_up, 0.0))
+        lo = np.maximum(lo, np.minimum(room_down, 0.0))
+    return lo, hi
+
+
+def distribute(
+    array: WheelArray, torque: ArrayLike, wheel_speed: ArrayLike, *, dt: float | None = None
+) -> WheelCommand:
+    """Motor torques that put ``torque`` (3,) on the base (see the module docstring).
+
+    ``torque`` already includes any gyroscopic compensation; ``dt`` [s], optional, the time
+    the torques are held (a wheel may not pass its speed limit within it)."""
+    tau = _vector(torque, "torque", 3)
+    om = _vector(wheel_speed, "wheel_speed", array.n)
+    if dt is not None and not (math.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt must be positive and finite, got {dt}")
+    lo, hi = _bounds(array, om, dt)
+    A = array.A
+    u = np.zeros(array.n)
+    free = np.ones(array.n, bool)
+    for _ in range(array.n + 1):
+        rest = tau + A[:, ~free] @ u[~free]  # what the free wheels must give: -A_f u_f = rest
+        if not free.any():
+            break
+        u[free] = -np.linalg.pinv(A[:, free]) @ rest
+        out = free & ((u > hi + 1e-15) | (u < lo - 1e-15))
+        if not out.any():
+            break
+        u[out] = np.clip(u[out], lo[out], hi[out])
+        free &= ~out
+    u = np.clip(u, lo, hi)
+    return WheelCommand(u, -A @ u - tau, ~free)
+
+
+def motor_torque_limits(
+    array: WheelArray, motor_torque: ArrayLike, wheel_speed: ArrayLike
+) -> NDArray[np.float64]:
+    """The torque the motors deliver (N,): clipped to their limits, zero where it would push
+    a wheel at its speed limit further out, less viscous friction.  (The plant applies the
+    same rule at every integration stage.)"""
+    u = np.clip(_vector(motor_torque, "motor_torque", array.n), -array.max_torque, array.max_torque)
+    om = _vector(wheel_speed, "wheel_speed", array.n)
+    u[(om >= array.max_speed) & (u > 0)] = 0.0
+    u[(om <= -array.max_speed) & (u < 0)] = 0.0
+    fr = np.array([w.friction for w in array.wheels])
+    return u - fr * om
+
+
+class MomentumManager:
+    """Momentum dumping with hysteresis (see the module docstring).
+
+    Call ``manager(wheel_speed, base_rate=None) -> (3,)`` the torque [N m] (base axes) the
+    thrusters should apply; ``active`` says whether dumping is on.
+    """
+
+    def __init__(
+        self,
+        array: WheelArray,
+        *,
+        gain: float,
+        start_fraction: float = 0.8,
+        stop_fraction: float = 0.5,
+    ) -> None:
+        self.array = array
+        self.gain = _positive(gain, "gain [1/s]")
+        if not 0.0 <= stop_fraction < start_fraction <= 1.0:
+            raise ValueError(
+                f"need 0 <= stop_fraction < start_fraction <= 1, got {stop_fraction}, "
+                f"{start_fraction}"
+            )
+        self.start_fraction, self.stop_fraction = float(start_fraction), float(stop_fraction)
+        self.active = False
+
+    def __call__(
+        self, wheel_speed: ArrayLike, base_rate: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        om = _vector(wheel_speed, "wheel_speed", self.array.n)
+        frac = np.abs(om) / self.array.max_speed
+        if not self.active and np.any(frac > self.start_fraction):
+            self.active = True
+        elif self.active and np.all(frac < self.stop_fraction):
+            self.active = False
+        if not self.active:
+            return np.zeros(3)
+        return -self.gain * self.array.momentum(om, base_rate)
