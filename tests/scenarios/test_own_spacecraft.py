@@ -361,3 +361,87 @@ def test_dqspace_new_writes_a_scenario_that_runs_as_written(tmp_path, capsys):
     assert m["ee_max"] < 5e-3
     assert main(["new", "mysat", "--dir", str(tmp_path)]) == 2  # refuses to overwrite
     assert "already exists" in capsys.readouterr().err
+
+
+def _random_wheels(rng, W):
+    """W wheels (3..6): the three base axes, then random axes."""
+    axes = list(np.eye(3)) + [a / np.linalg.norm(a) for a in rng.normal(size=(W - 3, 3))]
+    return [
+        {
+            "axis": a.tolist(),
+            "position": (0.15 * a).tolist(),
+            "spin_inertia": 0.02,
+            "transverse_inertia": 0.0,
+            "mass": 1.0,
+            "max_torque": 0.5,
+            "max_speed_rpm": 6000.0,
+        }
+        for a in axes
+    ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_systems_with_wheel_tables_hold_the_base_and_close_the_books(seed):
+    rng = np.random.default_rng(200 + seed)
+    n, S, W = int(rng.integers(1, 7)), int(rng.integers(4, 17)), int(rng.integers(3, 7))
+    cfg = copy.deepcopy(load_scenario(SK).config)
+    cfg["scenario"].update(duration=1.0, name=f"rw{seed}")
+    cfg["base"].update(mass=float(rng.uniform(20, 80)), size=0.4)
+    cfg["arm"].update(
+        model="dh",
+        mount_xyz=[0.0, 0.0, 0.2],
+        mount_rpy_deg=[0.0, 0.0, 0.0],
+        initial_joints_deg=rng.uniform(-40, 40, n).tolist(),
+    )
+    cfg["dh"] = _random_dh_rows(rng, n)
+    cfg["trajectory"]["type"] = "initial"
+    cfg["thrusters"].update(layout="table", pwm=False, max_thrust=20.0)
+    cfg["thruster"] = _random_thrusters(rng, S)
+    cfg["vscmg"]["enabled"] = False
+    cfg["wheels"].update(
+        enabled=True, layout="table", initial_speed_rpm=rng.uniform(-500, 500, W).tolist()
+    )
+    cfg["wheel"] = _random_wheels(rng, W)
+    cfg["disturbance"].update(
+        force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
+    )
+    sy = build_system(cfg)
+    assert sy.wheel_model.array.n == W and sy.arm_info.n == n and sy.thrusters.n == S
+    res = run(cfg, progress=False)
+    m = summarize(res)
+    np.testing.assert_allclose(
+        res["rw_speed"][0],
+        np.radians(6.0) * np.asarray(cfg["wheels"]["initial_speed_rpm"]),
+        rtol=1e-12,
+    )  # rpm -> rad/s is pi/30 = 6 deg
+    assert m["base_pos_err_max"] < 2e-3 and m["base_att_err_max"] < 0.2
+    assert m["rw_saturated_ticks"] == 0
+    _momentum_closes(res, sy.plant, rtol=2e-3)
+
+
+def test_momentum_dumping_slows_the_wheels_while_the_base_holds():
+    # the paper's 12 thrusters in wrench mode give torque authority; the wheels start fast
+    sc = load_scenario(
+        SK,
+        [
+            "scenario.duration=4",
+            "vscmg.enabled=false",
+            "wheels.enabled=true",
+            "wheels.layout=orthogonal",
+            "wheels.initial_speed_rpm=[5200, -5000, 5100]",
+            "wheels.desaturation_gain=0.05",
+            "thrusters.mode=wrench",
+            "thrusters.pwm=false",
+            "trajectory.type=initial",
+        ],
+    )
+    res = run(sc, progress=False)
+    # orthogonal wheels: |h| = I_s |Omega|; dumping asks h' = -k h of the thrusters, which the
+    # wheels take (within their 0.5 N m): |h| decays as exp(-k t)
+    h = np.linalg.norm(res["rw_speed"], axis=1)
+    t = res.t
+    np.testing.assert_allclose(h / h[0], np.exp(-0.05 * t), rtol=0.01)
+    assert np.all(np.abs(res["dump_torque"][1:]) > 0.0)
+    m = summarize(res)
+    assert m["base_att_err_max"] < 0.05 and m["base_pos_err_max"] < 1e-3
+    _momentum_closes(res, build_system(sc.config).plant, rtol=2e-3)
