@@ -685,10 +685,10 @@ def _arm_controller(cfg, model, info: ArmInfo, joints0):
             posture=joints0 if ac["posture_gain"] > 0 else None,
             posture_gain=max(ac["posture_gain"], 1e-12),
         )
+    # task space: e'' + kd e' + (kp / 2) e = 0 (log e is half the error): kp = 2 w^2
     w, z = ac["omega_n"], ac["zeta"]
-    gains = PDGains(
-        kp_rot=[w * w] * 3, kd_rot=[2 * z * w] * 3, kp_trans=[w * w] * 3, kd_trans=[2 * z * w] * 3
-    )
+    kp, kd = [2.0 * w * w] * 3, [2.0 * z * w] * 3
+    gains = PDGains(kp_rot=kp, kd_rot=kd, kp_trans=kp, kd_trans=kd)
     if law == "task_space":
         from ..control import task_space
 
