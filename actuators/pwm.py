@@ -115,7 +115,7 @@ class PulseTrain:
     carry: np.ndarray = None
 
     @property
-    def mean_thrust(self):
+    def mean_thrust(self) -> NDArray[np.float64]:
         """(S,) array [N]: delivered impulse over the period."""
         return self.impulse / self.period
 

@@ -24,10 +24,14 @@ is scaled down (its direction kept) and the result is flagged as saturated.
 Details, defaults and the reasons for them: ``docs/vscmg.md``.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from .vscmg import VSCMGCluster
 
 __all__ = ["SteeringLaw", "SteeringCommand", "steer"]
 
@@ -126,7 +130,7 @@ class SteeringLaw:
         object.__setattr__(self, "epsilon_phase", tuple(ph.tolist()))
 
     @classmethod
-    def for_cluster(cls, cluster, **overrides):
+    def for_cluster(cls, cluster: VSCMGCluster, **overrides: float) -> SteeringLaw:
         """Defaults scaled to a cluster (values and reasons in ``docs/vscmg.md``).
 
         ``h_ref = mean(I_ws Omega_0)``, ``lambda0 = 0.01 h_ref^2``, ``mu = 20``,

@@ -81,7 +81,7 @@ class JointGains:
             object.__setattr__(self, name, a)
 
     @classmethod
-    def from_natural_frequency(cls, omega_n, zeta=1.0):
+    def from_natural_frequency(cls, omega_n: ArrayLike, zeta: ArrayLike = 1.0) -> JointGains:
         """``kp = omega_n^2``, ``kd = 2 zeta omega_n``: each joint error a damped oscillator."""
         if not (np.all(np.isfinite(omega_n)) and np.all(np.asarray(omega_n) > 0)):
             raise ValueError(f"omega_n must be positive and finite, got {omega_n}")

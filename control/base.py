@@ -55,12 +55,12 @@ class BaseCommand:
     error: PoseError
 
     @property
-    def force(self):
+    def force(self) -> NDArray[np.float64]:
         """(3,) commanded force [N] in base axes: the thrusters' share (P49)."""
         return self.wrench[:3]
 
     @property
-    def torque(self):
+    def torque(self) -> NDArray[np.float64]:
         """(3,) commanded torque [N m] about the base origin.
 
         The VSCMGs supply ``torque - H_t sigma`` (P48).
@@ -68,7 +68,7 @@ class BaseCommand:
         return self.wrench[3:]
 
     @property
-    def generalized_force(self):
+    def generalized_force(self) -> NDArray[np.float64]:
         """(6,) ``[torque, force]``: the base rows of the generalized force."""
         return swap(self.wrench)
 

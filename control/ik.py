@@ -101,12 +101,12 @@ class IKResult:
     jacobian: np.ndarray = None
 
     @property
-    def success(self):
+    def success(self) -> bool:
         """True when the residual met the tolerance."""
         return self.status is IKStatus.CONVERGED
 
     @property
-    def residual_norm(self):
+    def residual_norm(self) -> float:
         """Largest component of the residual (rad or m)."""
         return float(np.abs(self.residual).max())
 

@@ -27,16 +27,13 @@ negative.  See ``docs/control.md``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..dq import swap
 from .pose_error import PoseError, pose_error
-
-if TYPE_CHECKING:
-    from .trajectories import PoseReference
+from .trajectories import PoseReference
 
 __all__ = ["PDGains", "State", "PDCommand", "dual_pd", "DualPD"]
 
@@ -85,7 +82,9 @@ class PDGains:
             object.__setattr__(self, name, _gain(getattr(self, name), name))
 
     @classmethod
-    def from_natural_frequency(cls, mass, inertia, omega_n, zeta=1.0):
+    def from_natural_frequency(
+        cls, mass: float, inertia: ArrayLike, omega_n: ArrayLike, zeta: ArrayLike = 1.0
+    ) -> PDGains:
         """Gains that give each axis of a rigid body the natural frequency ``omega_n``.
 
         From the linearised loop ``J phi'' + kd_rot phi' + kp_rot/2 phi = 0``
@@ -154,7 +153,7 @@ class PDCommand:
     error: PoseError
 
     @property
-    def generalized_force(self):
+    def generalized_force(self) -> NDArray[np.float64]:
         """``[tau, f]`` (6,): the floating base's generalized force (the swap of the wrench)."""
         return swap(self.wrench)
 

@@ -107,12 +107,12 @@ class PoseError:
     twist: np.ndarray | None = None
 
     @property
-    def angle(self):
+    def angle(self) -> NDArray[np.float64]:
         """Rotation angle theta of the error [rad], in [0, pi]."""
         return 2.0 * np.linalg.norm(self.log[..., :3], axis=-1)
 
     @property
-    def distance(self):
+    def distance(self) -> NDArray[np.float64]:
         """Distance between the origins of B and D [m]."""
         return 2.0 * np.linalg.norm(self.log[..., 3:], axis=-1)
 

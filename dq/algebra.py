@@ -19,6 +19,7 @@ argument.  The arithmetic itself is the compiled kernels of
 
 import numpy as np
 from numba import njit, types
+from numpy.typing import ArrayLike, NDArray
 
 from .._jit import lazy_njit
 from . import _ufuncs as u
@@ -64,7 +65,7 @@ __all__ = [
 # ------------------------------------------------------------------ quaternions
 
 
-def quat_mul(a, b):
+def quat_mul(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     """Hamilton product ``a o b``.
 
     Parameters
@@ -78,29 +79,29 @@ def quat_mul(a, b):
     return u.q_mul(as_float_array(a, "a", (4,)), as_float_array(b, "b", (4,)))
 
 
-def quat_conj(q):
+def quat_conj(q: ArrayLike) -> NDArray[np.float64]:
     """Conjugate ``q* = [w, -x, -y, -z]``; (..., 4) -> (..., 4)."""
     return u.q_conj(as_float_array(q, "q", (4,)))
 
 
-def quat_norm(q):
+def quat_norm(q: ArrayLike) -> NDArray[np.float64]:
     """Euclidean norm ``|q|``; (..., 4) -> (...)."""
     return np.linalg.norm(as_float_array(q, "q", (4,)), axis=-1)
 
 
-def quat_inv(q):
+def quat_inv(q: ArrayLike) -> NDArray[np.float64]:
     """Inverse ``q^-1 = q* / |q|^2`` (eq. 2); raises on a zero quaternion."""
     q = check_quat(q, "q")
     return u.q_conj(q) / np.einsum("...i,...i->...", q, q)[..., None]
 
 
-def quat_normalize(q):
+def quat_normalize(q: ArrayLike) -> NDArray[np.float64]:
     """``q / |q|``; raises on a zero quaternion."""
     q = check_quat(q, "q")
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def quat_rotate(q, v):
+def quat_rotate(q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
     """Rotate vectors: ``q o v o q*`` for unit q (..., 4) and v (..., 3).
 
     With ``q = q_ba`` this maps coordinates in b to coordinates in a.
@@ -108,12 +109,12 @@ def quat_rotate(q, v):
     return u.q_rotate(check_unit_quat(q, "q"), as_float_array(v, "v", (3,)))
 
 
-def quat_exp(x):
+def quat_exp(x: ArrayLike) -> NDArray[np.float64]:
     """Exponential of the pure quaternion x (..., 3): ``cos|x| + sin|x| x/|x|``."""
     return u.q_exp(as_float_array(x, "x", (3,)), u.S4)
 
 
-def quat_log(q):
+def quat_log(q: ArrayLike) -> NDArray[np.float64]:
     """Logarithm of a unit quaternion, (..., 4) -> (..., 3): ``phi n``, phi in [0, pi].
 
     ``q = cos(phi) + sin(phi) n`` represents a rotation by ``theta = 2 phi``
@@ -125,14 +126,14 @@ def quat_log(q):
 # ------------------------------------------------------------ dual quaternions
 
 
-def dq_identity(shape=()):
+def dq_identity(shape: int | tuple[int, ...] = ()) -> NDArray[np.float64]:
     """Identity pose(s) ``[1, 0, 0, 0, 0, 0, 0, 0]`` with leading ``shape``."""
     out = np.zeros((*np.atleast_1d(shape).astype(int), 8) if shape != () else (8,))
     out[..., 0] = 1.0
     return out
 
 
-def dq_mul(a, b):
+def dq_mul(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     """Dual-quaternion product ``a o b = p_a p_b + eps (p_a q_b + q_a p_b)`` (Table 1).
 
     Composition of poses: ``dq_ca = dq_mul(dq_ba, dq_cb)``.
@@ -162,22 +163,22 @@ def dq_mul(a, b):
         return _no_overflow(u.dq_mul(a, b), "dq_mul")
 
 
-def dq_conj(a):
+def dq_conj(a: ArrayLike) -> NDArray[np.float64]:
     """Conjugate ``p* + eps q*`` (Table 1); for a unit pose, its inverse."""
     return u.dq_conj(as_float_array(a, "a", (8,)))
 
 
-def dq_inv(a):
+def dq_inv(a: ArrayLike) -> NDArray[np.float64]:
     """Inverse ``a^-1 = a* / |a|^2`` of a dual quaternion with non-zero real part."""
     return u.dq_inv(check_dq(a, "a"))
 
 
-def dq_norm(a):
+def dq_norm(a: ArrayLike) -> NDArray[np.float64]:
     """Dual-number norm ``|a| = |p| + eps (p . q)/|p|``; (..., 8) -> (..., 2) ``[real, dual]``."""
     return u.dq_norm(check_dq(a, "a"), u.S2)
 
 
-def dq_normalize(a):
+def dq_normalize(a: ArrayLike) -> NDArray[np.float64]:
     """Project a nearly-unit dual quaternion onto the unit manifold: ``a / |a|``.
 
     The real part is scaled to unit length and the dual part loses its
@@ -186,7 +187,7 @@ def dq_normalize(a):
     return u.dq_normalize(check_dq(a, "a"))
 
 
-def dq_unit_error(a):
+def dq_unit_error(a: ArrayLike) -> NDArray[np.float64]:
     """``max(| |q_r| - 1 |, |q_r . q_d|)`` per dual quaternion; (..., 8) -> (...)."""
     a = as_float_array(a, "a", (8,))
     n = np.linalg.norm(a[..., :4], axis=-1)
@@ -194,17 +195,17 @@ def dq_unit_error(a):
     return np.maximum(np.abs(n - 1.0), np.abs(d))
 
 
-def dq_left_matrix(a):
+def dq_left_matrix(a: ArrayLike) -> NDArray[np.float64]:
     """Left product matrix ``[a]^+`` (eq. 3), (..., 8) -> (..., 8, 8): ``a o b = [a]^+ b``."""
     return u.dq_left_matrix(as_float_array(a, "a", (8,)), u.S88)
 
 
-def dq_right_matrix(b):
+def dq_right_matrix(b: ArrayLike) -> NDArray[np.float64]:
     """Right product matrix ``[b]^-`` (eq. 3), (..., 8) -> (..., 8, 8): ``a o b = [b]^- a``."""
     return u.dq_right_matrix(as_float_array(b, "b", (8,)), u.S88)
 
 
-def dq_log(a):
+def dq_log(a: ArrayLike) -> NDArray[np.float64]:
     """Pose logarithm of Table 1, (..., 8) -> (..., 6).
 
     ``log(q + eps 1/2 q o r^b) = 1/2 theta n + eps 1/2 r^b`` for a unit dual
@@ -217,7 +218,7 @@ def dq_log(a):
     return u.dq_log(check_unit_dq(a, "a"), u.S6)
 
 
-def dq_exp(x):
+def dq_exp(x: ArrayLike) -> NDArray[np.float64]:
     """Inverse of :func:`dq_log`, (..., 6) -> (..., 8): ``exp(u) + eps exp(u) o w``."""
     return u.dq_exp(as_float_array(x, "x", (6,)), u.S8)
 
@@ -225,7 +226,7 @@ def dq_exp(x):
 # ---------------------------------------------------------------- dual vectors
 
 
-def dual_cross(x, y):
+def dual_cross(x: ArrayLike, y: ArrayLike) -> NDArray[np.float64]:
     """Dual cross product (Table 1), (..., 6) x (..., 6) -> (..., 6).
 
     ``x_r x y_r + eps (x_r x y_d + x_d x y_r)``: the se(3) bracket on twists and
@@ -234,7 +235,7 @@ def dual_cross(x, y):
     return u.dv_cross(as_float_array(x, "x", (6,)), as_float_array(y, "y", (6,)))
 
 
-def frame_change(dq_ba, x_a):
+def frame_change(dq_ba: ArrayLike, x_a: ArrayLike) -> NDArray[np.float64]:
     """Express a dual vector of frame a in frame b: ``x^b = q_ba* o x^a o q_ba`` (P8, P19).
 
     Works for twists ``[w, v]`` (v the velocity of the frame origin) and
@@ -268,12 +269,12 @@ def frame_change(dq_ba, x_a):
         return _no_overflow(u.dv_frame_change(q, x), "frame_change")
 
 
-def frame_change_inv(dq_ba, x_b):
+def frame_change_inv(dq_ba: ArrayLike, x_b: ArrayLike) -> NDArray[np.float64]:
     """Inverse of :func:`frame_change`: ``x^a = q_ba o x^b o q_ba*``."""
     return u.dv_frame_change_inv(check_unit_dq(dq_ba, "dq_ba"), as_float_array(x_b, "x_b", (6,)))
 
 
-def adjoint_matrix(dq_ba):
+def adjoint_matrix(dq_ba: ArrayLike) -> NDArray[np.float64]:
     """6x6 matrix of :func:`frame_change`, (..., 8) -> (..., 6, 6): ``x^b = Ad x^a``.
 
     ``Ad = [[R^T, 0], [-[r^b]x R^T, R^T]]``, R the rotation of dq_ba.
@@ -281,7 +282,7 @@ def adjoint_matrix(dq_ba):
     return u.dq_adjoint(check_unit_dq(dq_ba, "dq_ba"), u.S66)
 
 
-def swap(x):
+def swap(x: ArrayLike) -> NDArray[np.float64]:
     """Exchange the real and dual parts of dual vectors, (..., 6) -> (..., 6).
 
     The power of a wrench f on a twist w is ``swap(f) . w = w . tau + v . f``;

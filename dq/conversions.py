@@ -8,6 +8,7 @@ returned from matrices have a non-negative scalar part.
 """
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _ufuncs as u
 from .checks import (
@@ -39,18 +40,18 @@ __all__ = [
 ]
 
 
-def dq_from_quat_translation(q, r):
+def dq_from_quat_translation(q: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
     """Pose from a unit quaternion q_ba (..., 4) and the position r^a (..., 3) of b in a."""
     return u.dq_from_quat_translation(check_unit_quat(q, "q"), as_float_array(r, "r", (3,)), u.S8)
 
 
-def dq_from_quat(q):
+def dq_from_quat(q: ArrayLike) -> NDArray[np.float64]:
     """Pure rotation ``q + eps 0`` from a unit quaternion (..., 4)."""
     q = check_unit_quat(q, "q")
     return np.concatenate([q, np.zeros_like(q)], axis=-1)
 
 
-def dq_from_translation(r):
+def dq_from_translation(r: ArrayLike) -> NDArray[np.float64]:
     """Pure translation ``1 + eps 1/2 r`` from a position (..., 3)."""
     r = as_float_array(r, "r", (3,))
     out = np.zeros((*r.shape[:-1], 8))
@@ -59,48 +60,48 @@ def dq_from_translation(r):
     return out
 
 
-def quat_from_dq(dq):
+def quat_from_dq(dq: ArrayLike) -> NDArray[np.float64]:
     """Rotation part q_ba (..., 4) of a unit dual quaternion."""
     return check_unit_dq(dq, "dq")[..., :4].copy()
 
 
-def translation_from_dq(dq):
+def translation_from_dq(dq: ArrayLike) -> NDArray[np.float64]:
     """Position r^a = 2 q_d o q_r* (..., 3) of b's origin, in the reference frame a."""
     return u.dq_translation(check_unit_dq(dq, "dq"), u.S3)
 
 
-def body_translation_from_dq(dq):
+def body_translation_from_dq(dq: ArrayLike) -> NDArray[np.float64]:
     """Position r^b = 2 q_r* o q_d (..., 3) of b's origin relative to a, in the moving frame b."""
     return u.dq_translation_body(check_unit_dq(dq, "dq"), u.S3)
 
 
-def rotation_matrix_from_quat(q):
+def rotation_matrix_from_quat(q: ArrayLike) -> NDArray[np.float64]:
     """Rotation matrix (..., 3, 3) of unit quaternions: ``R v = q o v o q*``."""
     return u.q_to_rotation_matrix(check_unit_quat(q, "q"), u.S33)
 
 
-def quat_from_rotation_matrix(R):
+def quat_from_rotation_matrix(R: ArrayLike) -> NDArray[np.float64]:
     """Unit quaternion (..., 4), scalar part >= 0, of rotation matrices (..., 3, 3)."""
     return u.q_from_rotation_matrix(check_rotation_matrix(R, "R"), u.S4)
 
 
-def rotation_matrix_from_dq(dq):
+def rotation_matrix_from_dq(dq: ArrayLike) -> NDArray[np.float64]:
     """Rotation matrix (..., 3, 3) of the real part of unit dual quaternions."""
     return u.q_to_rotation_matrix(check_unit_dq(dq, "dq")[..., :4], u.S33)
 
 
-def dq_from_rotation_translation(R, r):
+def dq_from_rotation_translation(R: ArrayLike, r: ArrayLike) -> NDArray[np.float64]:
     """Pose from a rotation matrix (..., 3, 3) and a position r^a (..., 3)."""
     q = u.q_from_rotation_matrix(check_rotation_matrix(R, "R"), u.S4)
     return u.dq_from_quat_translation(q, as_float_array(r, "r", (3,)), u.S8)
 
 
-def transform_from_dq(dq):
+def transform_from_dq(dq: ArrayLike) -> NDArray[np.float64]:
     """Homogeneous transform (..., 4, 4) of unit dual quaternions."""
     return u.dq_to_transform(check_unit_dq(dq, "dq"), u.S44)
 
 
-def dq_from_transform(T):
+def dq_from_transform(T: ArrayLike) -> NDArray[np.float64]:
     """Unit dual quaternion (..., 8) of homogeneous transforms (..., 4, 4)."""
     T = as_float_array(T, "T", (4, 4))
     check_rotation_matrix(T[..., :3, :3], "T[..., :3, :3]")
@@ -110,7 +111,7 @@ def dq_from_transform(T):
     return u.dq_from_transform(T, u.S8)
 
 
-def quat_from_axis_angle(axis, angle):
+def quat_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> NDArray[np.float64]:
     """Unit quaternion of a rotation by ``angle`` [rad] about ``axis`` (normalised here).
 
     Parameters
@@ -127,7 +128,7 @@ def quat_from_axis_angle(axis, angle):
     return np.concatenate([np.cos(h), np.sin(h) * axis / n], axis=-1)
 
 
-def axis_angle_from_quat(q):
+def axis_angle_from_quat(q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Axis (..., 3) and angle (...) in [0, 2 pi] of unit quaternions (identity: axis x)."""
     v = u.q_log(check_unit_quat(q, "q"), u.S3)
     half = np.linalg.norm(v, axis=-1)
@@ -144,7 +145,7 @@ def _axis_quats(angle_rad, k):
     return q
 
 
-def quat_from_rpy_deg(rpy_deg):
+def quat_from_rpy_deg(rpy_deg: ArrayLike) -> NDArray[np.float64]:
     """Unit quaternion from roll, pitch, yaw in degrees (..., 3).
 
     Fixed-axis x-y-z convention of URDF and ROS: ``R = Rz(yaw) Ry(pitch) Rx(roll)``.
@@ -156,7 +157,7 @@ def quat_from_rpy_deg(rpy_deg):
     return u.q_mul(qz, u.q_mul(qy, qx))
 
 
-def rpy_deg_from_quat(q):
+def rpy_deg_from_quat(q: ArrayLike) -> NDArray[np.float64]:
     """Roll, pitch, yaw in degrees (..., 3) of unit quaternions.
 
     The inverse of :func:`quat_from_rpy_deg`.
@@ -175,7 +176,9 @@ def rpy_deg_from_quat(q):
     return np.degrees(np.stack([roll, pitch, yaw], axis=-1))
 
 
-def dq_from_rpy_deg(rpy_deg, translation=(0.0, 0.0, 0.0)):
+def dq_from_rpy_deg(
+    rpy_deg: ArrayLike, translation: ArrayLike = (0.0, 0.0, 0.0)
+) -> NDArray[np.float64]:
     """Pose from roll-pitch-yaw in degrees (..., 3) and a position r^a (..., 3) [m]."""
     q = quat_from_rpy_deg(rpy_deg)
     return u.dq_from_quat_translation(q, as_float_array(translation, "translation", (3,)), u.S8)

@@ -173,7 +173,17 @@ def q_log(q, out):
     """
     x, y, z = q[1], q[2], q[3]
     s = _norm3(x, y, z)
-    if s > 0.0:  # angle times the unit axis (x/s <= 1: no overflow for tiny s)
+    if 0.0 < s < 1e-150:
+        # subnormal or tiny: the axis from the components scaled by the largest (exact
+        # quotients), not x / s (s of subnormals carries only a few significant digits)
+        m = max(abs(x), abs(y), abs(z))
+        x, y, z = x / m, y / m, z / m
+        a = math.atan2(s, q[0])
+        n = _norm3(x, y, z)
+        out[0] = a * (x / n)
+        out[1] = a * (y / n)
+        out[2] = a * (z / n)
+    elif s > 0.0:  # angle times the unit axis (x/s <= 1: no overflow for tiny s)
         a = math.atan2(s, q[0])
         out[0] = a * (x / s)
         out[1] = a * (y / s)

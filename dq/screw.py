@@ -11,6 +11,7 @@ and translation are coupled.
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _ufuncs as u
 from .checks import as_float_array, as_scalar_array, check_unit_dq
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 
-def dq_screw_exp(x):
+def dq_screw_exp(x: ArrayLike) -> NDArray[np.float64]:
     """Group exponential of the pure dual quaternion x, (..., 6) -> (..., 8).
 
     ``dq_screw_exp(0.5 * xi * dt)`` is the exact displacement after dt under the
@@ -35,7 +36,7 @@ def dq_screw_exp(x):
     return u.dq_screw_exp(as_float_array(x, "x", (6,)), u.S8)
 
 
-def dq_screw_log(a):
+def dq_screw_log(a: ArrayLike) -> NDArray[np.float64]:
     """Group logarithm of a unit dual quaternion, (..., 8) -> (..., 6): ``1/2 theta^ s^``.
 
     Principal branch: rotation angle theta in [0, 2 pi); at ``q_r = -1`` exactly
@@ -54,12 +55,12 @@ def dq_screw_log(a):
     return out
 
 
-def dq_pow(a, t):
+def dq_pow(a: ArrayLike, t: ArrayLike) -> NDArray[np.float64]:
     """Power ``a^t``: the screw motion of a scaled by t (any real t), (..., 8) -> (..., 8)."""
     return u.dq_pow(check_unit_dq(a, "a"), as_scalar_array(t, "t"))
 
 
-def sclerp(a, b, t):
+def sclerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> NDArray[np.float64]:
     """Screw linear interpolation ``a o (a* o b)^t`` between unit poses a and b.
 
     Takes the shorter screw (``a* o b`` and its negative are the same pose; the
@@ -88,7 +89,9 @@ class ScrewParameters:
     m: np.ndarray
 
 
-def screw_parameters(a):
+def screw_parameters(
+    a: ArrayLike,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Screw parameters (theta, d, l, m) of unit dual quaternions (..., 8)."""
     x = dq_screw_log(a)
     xr, xd = x[..., :3], x[..., 3:]
@@ -110,7 +113,9 @@ def screw_parameters(a):
     return ScrewParameters(theta=theta, d=d, l=l_, m=m)
 
 
-def dq_from_screw_parameters(theta, d, l, m):
+def dq_from_screw_parameters(
+    theta: ArrayLike, d: ArrayLike, l: ArrayLike, m: ArrayLike
+) -> NDArray[np.float64]:
     """Unit dual quaternion of a screw motion (inverse of :func:`screw_parameters`).
 
     Parameters

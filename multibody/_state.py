@@ -13,11 +13,12 @@ entry points check their result once (:func:`all_finite`, compiled) and raise
 
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike, NDArray
 
 from ..dq.checks import first_nonfinite as _first_nonfinite
 from . import kernels as K
 from .kernels.layout import CONFIG_TOL  # noqa: F401  (the one tolerance; re-exported)
-from .model import _REAL_KINDS, JointType
+from .model import _REAL_KINDS, JointType, Model
 from .model import _real_array as real_array
 
 
@@ -39,7 +40,7 @@ def vector(x, name, n):
     return a
 
 
-def configuration(model, q, name="q"):
+def configuration(model: Model, q: ArrayLike, name: str = "q") -> NDArray[np.float64]:
     """A valid configuration vector (base pose and joint quaternions unit within CONFIG_TOL)."""
     q = vector(q, name, model.nq)
     err, k = K.config_error(model._ints, q)

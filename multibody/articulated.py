@@ -9,16 +9,20 @@ generalized forces pair with v (the floating base's share is
 (nb, 6) array of ``[f, tau]`` per body, in the body frame about its origin.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 from numpy import ascontiguousarray as _contiguous
 from numpy import empty as _empty
+from numpy.typing import ArrayLike, NDArray
 
 from . import _state
 from . import kernels as A
 from . import kernels as K
+from .model import Model
 
 __all__ = [
     "JointWrenches",
@@ -139,7 +143,15 @@ def _split(model, wrench):
     return JointWrenches(wrench, actuation, constraint, tau)
 
 
-def forward_dynamics_aba(model, q, v, tau, f_ext=None, *, return_constraint_wrenches=False):
+def forward_dynamics_aba(
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike,
+    tau: ArrayLike,
+    f_ext: ArrayLike | None = None,
+    *,
+    return_constraint_wrenches: bool = False,
+) -> NDArray[np.float64] | ForwardDynamicsResult:
     """Accelerations (nv,) of ``M(q) a + C(q, v) = tau`` by the articulated-body algorithm.
 
     O(n) recursion of the SOA paper, section 5 (eq. 80-95): base-to-tip
@@ -205,7 +217,9 @@ def forward_dynamics_aba(model, q, v, tau, f_ext=None, *, return_constraint_wren
     raise _not_positive_definite(model, qa, "forward_dynamics", msg)
 
 
-def constraint_wrenches(model, q, v, a, f_ext=None):
+def constraint_wrenches(
+    model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, f_ext: ArrayLike | None = None
+) -> JointWrenches:
     """The wrenches every joint transmits at (q, v, a), split into actuation and reaction.
 
     The whole wrench is the inverse-dynamics force ``f_k`` of (P23) (what
@@ -273,7 +287,16 @@ def _spread(x, name, mask, n):
     return _state.vector(out, name, n)
 
 
-def mixed_dynamics(model, q, v, *, prescribed, a_prescribed=None, tau_free=None, f_ext=None):
+def mixed_dynamics(
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike,
+    *,
+    prescribed: ArrayLike,
+    a_prescribed: ArrayLike | None = None,
+    tau_free: ArrayLike | None = None,
+    f_ext: ArrayLike | None = None,
+) -> MixedResult:
     """The mixed forward/inverse problem in O(n) (SOA paper, section 3 and eq. 80-97).
 
     Some degrees of freedom have a prescribed motion (their accelerations are

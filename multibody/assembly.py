@@ -41,7 +41,8 @@ def mount_arm(
 
     Returns
     -------
-    Model, with ``model``'s gravity; body and frame names must not clash (ValueError).
+    Model, with ``model``'s gravity; an arm body or frame whose name the model already has
+    is renamed ``arm_<name>``.
     """
     if not isinstance(model, Model) or not isinstance(arm, Model):
         raise ValueError("mount_arm: model and arm must be Model instances")
@@ -49,12 +50,12 @@ def mount_arm(
     mount = dq_identity() if mount is None else np.asarray(mount, dtype=float)
     if mount.shape != (8,):
         raise ValueError(f"mount_arm: mount must be a (8,) dual quaternion, got {mount.shape}")
-    taken = {b.name for b in model.bodies()}
-    names = [b.name for b in arm.bodies()]
+    taken = {b.name for b in model.bodies()} | {f.name for f in model.frames}
+    # an arm body or frame named like one of the model's (a URDF link called "base") is
+    # renamed "arm_<name>"
+    names = [b.name if b.name not in taken else f"arm_{b.name}" for b in arm.bodies()]
     bodies = []
-    for b in arm.bodies():
-        if b.name in taken:
-            raise ValueError(f"mount_arm: the arm's body {b.name!r} is already in the model")
+    for k, b in enumerate(arm.bodies()):
         j = b.joint
         if b.parent is None or (isinstance(b.parent, int) and b.parent < 0):
             if j.type == JointType.FREE:
@@ -63,12 +64,16 @@ def mount_arm(
                     f"a fixed root (floating=False)"
                 )
             j = Joint(j.type, j.axis, dq_mul(mount, j.placement), j.name)
-            bodies.append(Body(b.name, p, j, b.mass, b.com, b.inertia))
+            bodies.append(Body(names[k], p, j, b.mass, b.com, b.inertia))
         else:
-            parent_name = b.parent if isinstance(b.parent, str) else names[b.parent]
-            bodies.append(Body(b.name, parent_name, j, b.mass, b.com, b.inertia))
+            parent = names[b.parent] if not isinstance(b.parent, str) else b.parent
+            bodies.append(Body(names[k], parent, j, b.mass, b.com, b.inertia))
     frames = [
-        Frame(f.name, f.body if isinstance(f.body, str) else names[f.body], f.placement)
+        Frame(
+            f.name if f.name not in taken else f"arm_{f.name}",
+            f.body if isinstance(f.body, str) else names[f.body],
+            f.placement,
+        )
         for f in arm.frames
     ]
     return model.with_bodies(bodies, frames)

@@ -8,10 +8,13 @@ swap of the wrench ``f + eps tau``).  External wrenches ``f_ext`` are an
 (:func:`dqspace.multibody.external_wrenches` builds it from named frames).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike, NDArray
 
 from . import _state
 from . import kernels as K
@@ -19,6 +22,7 @@ from .articulated import _NONE, _not_positive_definite, forward_dynamics_aba
 from .kernels.articulated import _inputs_ok
 from .kernels.mass_matrix import _crba
 from .kernels.newton_euler import _rnea
+from .model import Model
 
 __all__ = [
     "inverse_dynamics",
@@ -51,7 +55,9 @@ def _rnea_checked(model, q, v, a, f_ext):
     return tau, force
 
 
-def inverse_dynamics(model, q, v, a, f_ext=None):
+def inverse_dynamics(
+    model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, f_ext: ArrayLike | None = None
+) -> NDArray[np.float64]:
     """Generalized forces ``tau = M(q) a + C(q, v)`` by the recursion (P23).
 
     Returns
@@ -67,7 +73,9 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
     return _rnea_checked(model, q, v, a, f_ext)[0]
 
 
-def joint_wrenches(model, q, v, a, f_ext=None):
+def joint_wrenches(
+    model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, f_ext: ArrayLike | None = None
+) -> NDArray[np.float64]:
     """The wrench (nb, 6) ``[f, tau]`` each joint transmits from the parent to its body.
 
     Expressed in the body frame, about its origin (the ``f_k`` of P23).  For the
@@ -77,7 +85,7 @@ def joint_wrenches(model, q, v, a, f_ext=None):
     return _rnea_checked(model, q, v, a, f_ext)[1]
 
 
-def mass_matrix(model, q):
+def mass_matrix(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """Joint-space mass matrix ``M(q) = H^T Phi M^ Phi^T H`` (P31), symmetric (nv, nv)."""
     if type(q) is _ND and q.dtype is _F64 and q.shape == (model.nq,):
         M = np.empty((model.nv, model.nv))
@@ -90,7 +98,9 @@ def mass_matrix(model, q):
     return M
 
 
-def bias_forces(model, q, v, f_ext=None):
+def bias_forces(
+    model: Model, q: ArrayLike, v: ArrayLike, f_ext: ArrayLike | None = None
+) -> NDArray[np.float64]:
     """``C(q, v)`` of (P31): velocity-product, gravity and external-wrench terms, (nv,).
 
     Equal to ``inverse_dynamics(model, q, v, 0, f_ext)``.
@@ -98,7 +108,14 @@ def bias_forces(model, q, v, f_ext=None):
     return inverse_dynamics(model, q, v, np.zeros(model.nv), f_ext)
 
 
-def forward_dynamics(model, q, v, tau, f_ext=None, method="aba"):
+def forward_dynamics(
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike,
+    tau: ArrayLike,
+    f_ext: ArrayLike | None = None,
+    method: str = "aba",
+) -> NDArray[np.float64]:
     """Accelerations (nv,) from ``M(q) a + C(q, v) = tau`` (P32).
 
     Parameters
@@ -211,7 +228,9 @@ class FreeFloatingResult:
     a: np.ndarray
 
 
-def free_floating_inverse_dynamics(model, q, v, a_joints, f_ext=None):
+def free_floating_inverse_dynamics(
+    model: Model, q: ArrayLike, v: ArrayLike, a_joints: ArrayLike, f_ext: ArrayLike | None = None
+) -> FreeFloatingResult:
     """Joint accelerations given, base wrench zero: base acceleration and joint forces.
 
     Solves ``M_bb a_b = -(M_bm a_m + C_b)`` for the base (its generalized force is

@@ -15,14 +15,19 @@ non-finite stops the integration with :class:`IntegrationError` naming the
 time and the component.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._jit import compiled
 from . import _state
 from . import kernels as K
 from .kernels import sim as _sim
+from .model import Model
 
 __all__ = [
     "integrate",
@@ -40,7 +45,7 @@ class IntegrationError(RuntimeError):
     """The integration could not continue (non-finite state, singular mass matrix)."""
 
 
-def integrate(model, q, v, dt=1.0):
+def integrate(model: Model, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> NDArray[np.float64]:
     """``q (+) v dt``: the configuration reached from q under the constant velocity v after dt.
 
     Free joint: ``q^ o screw_exp(1/2 v dt)``; spherical: ``q o exp(1/2 w dt)``;
@@ -75,7 +80,7 @@ def _positive_int(x, name):
     return int(x)
 
 
-def difference(model, q0, q1):
+def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> NDArray[np.float64]:
     """The velocity v with ``integrate(model, q0, v, 1) == q1`` (the manifold logarithm)."""
     from ..dq import dq_mul, dq_screw_log, quat_log, quat_mul
 
@@ -109,7 +114,13 @@ def _inputs_at(model, inputs, t):
     return _state.vector(u, "tau", model.nv), np.zeros((model.nb, 6))
 
 
-def state_derivative(model, q, v, tau=None, f_ext=None):
+def state_derivative(
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike,
+    tau: ArrayLike | None = None,
+    f_ext: ArrayLike | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(v, a)``: the rates of the state; a from the forward dynamics."""
     from .dynamics import forward_dynamics
 
@@ -142,7 +153,14 @@ def _guard(model, t, q, v):
         raise IntegrationError(f"state turned non-finite at t = {t:.6g} s: v[{bad[0]}]")
 
 
-def rk4_step(model, q, v, dt, inputs=None, t=0.0):
+def rk4_step(
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike,
+    dt: float,
+    inputs: Callable | None = None,
+    t: float = 0.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """One Lie-group RK4 step of length dt from time t; returns (q, v)."""
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
@@ -190,8 +208,17 @@ def _raise_status(status, t, dt, q1, v1):
 
 
 def simulate_rk4(
-    model, q0, v0, *, dt, n_steps, inputs=None, controller=None, control_every=1, record_every=1
-):
+    model: Model,
+    q0: ArrayLike,
+    v0: ArrayLike,
+    *,
+    dt: float,
+    n_steps: int,
+    inputs: Callable | None = None,
+    controller: Callable | None = None,
+    control_every: int = 1,
+    record_every: int = 1,
+) -> Trajectory:
     """Fixed-step Lie-group RK4 from (q0, v0).
 
     Parameters
@@ -236,18 +263,18 @@ def simulate_rk4(
 
 
 def simulate_adaptive(
-    model,
-    q0,
-    v0,
-    t_span,
+    model: Model,
+    q0: ArrayLike,
+    v0: ArrayLike,
+    t_span: tuple[float, float],
     *,
-    inputs=None,
-    t_eval=None,
-    rtol=1e-8,
-    atol=1e-8,
-    max_step=np.inf,
-    method="RK45",
-):
+    inputs: Callable | None = None,
+    t_eval: ArrayLike | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-8,
+    max_step: float = np.inf,
+    method: str = "RK45",
+) -> Trajectory:
     """Adaptive integration with ``scipy.integrate.solve_ivp`` on the manifold.
 
     The state is ``(theta, v)`` in local coordinates around a reference

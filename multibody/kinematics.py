@@ -7,14 +7,18 @@ poses ``q^_{I,k}`` (8,), twists ``[w, v]`` and accelerations (6,) of each body
 frame relative to the inertial frame I, expressed in the body frame.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..dq import dq_mul, frame_change, frame_change_inv, rotation_matrix_from_dq
 from . import _state
 from . import kernels as K
+from .model import Model
 
 __all__ = [
     "Reference",
@@ -69,7 +73,9 @@ class Kinematics:
 _NO_ACC = np.empty((0, 6))
 
 
-def forward_kinematics(model, q, v=None, a=None):
+def forward_kinematics(
+    model: Model, q: ArrayLike, v: ArrayLike | None = None, a: ArrayLike | None = None
+) -> Kinematics:
     """Poses, twists and accelerations of every body and named frame (P12, P16).
 
     Parameters
@@ -109,7 +115,7 @@ def forward_kinematics(model, q, v=None, a=None):
     return Kinematics(pose, twist, acc, f_pose, f_twist, f_acc)
 
 
-def frame_target(model, frame):
+def frame_target(model: Model, frame: str | int) -> tuple[bool, int]:
     """(body index, placement) of a named frame or a body (name or index)."""
     if isinstance(frame, str) and frame in {f.name for f in model.frames}:
         i = model.frame_index(frame)
@@ -117,7 +123,7 @@ def frame_target(model, frame):
     return model.body_index(frame), np.array([1.0, 0, 0, 0, 0, 0, 0, 0])
 
 
-def frame_pose(model, q, frame):
+def frame_pose(model: Model, q: ArrayLike, frame: str | int) -> NDArray[np.float64]:
     """Pose q^_{I,F} (8,) of a named frame or body F."""
     body, place = frame_target(model, frame)
     kin = forward_kinematics(model, q)
@@ -139,7 +145,13 @@ def _express(pose_F, x_local, reference):
     return np.concatenate([R @ x_local[:3], R @ x_local[3:]])
 
 
-def frame_twist(model, q, v, frame, reference=Reference.LOCAL):
+def frame_twist(
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike,
+    frame: str | int,
+    reference: Reference = Reference.LOCAL,
+) -> NDArray[np.float64]:
     """Twist [w, v] (6,) of a named frame or body F relative to the inertial frame.
 
     ``reference`` chooses where it is expressed (see :class:`Reference`).
@@ -150,7 +162,9 @@ def frame_twist(model, q, v, frame, reference=Reference.LOCAL):
     return _express(pose_F, frame_change(place, kin.twist[body]), Reference(reference))
 
 
-def frame_jacobian(model, q, frame, reference=Reference.LOCAL):
+def frame_jacobian(
+    model: Model, q: ArrayLike, frame: str | int, reference: Reference = Reference.LOCAL
+) -> NDArray[np.float64]:
     """Geometric Jacobian (6, nv) of a named frame or body: ``twist_F = J v``.
 
     Rows are ``[w, v]``; ``reference`` chooses where the twist is expressed.
@@ -170,7 +184,9 @@ def _require_floating(model):
         raise ValueError("this function needs a floating-base model (root joint FREE)")
 
 
-def floating_base_jacobians(model, q, frame, reference=Reference.LOCAL):
+def floating_base_jacobians(
+    model: Model, q: ArrayLike, frame: str | int, reference: Reference = Reference.LOCAL
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """SpaceDyn's split ``twist_F = J_b v_base + J_m qdot`` (its eq. 16).
 
     Returns
@@ -183,7 +199,9 @@ def floating_base_jacobians(model, q, frame, reference=Reference.LOCAL):
     return J[:, :6], J[:, 6:]
 
 
-def generalized_jacobian(model, q, frame, reference=Reference.LOCAL):
+def generalized_jacobian(
+    model: Model, q: ArrayLike, frame: str | int, reference: Reference = Reference.LOCAL
+) -> NDArray[np.float64]:
     """Generalized Jacobian of a free-floating system at zero momentum (6, nv - 6).
 
     With no external force and zero initial momentum, the base moves so that
@@ -197,7 +215,7 @@ def generalized_jacobian(model, q, frame, reference=Reference.LOCAL):
     return J_m - J_b @ np.linalg.solve(M[:6, :6], M[:6, 6:])
 
 
-def center_of_mass(model, q):
+def center_of_mass(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """System centre of mass in the inertial frame (3,) [m]."""
     kin = forward_kinematics(model, q)
     R = rotation_matrix_from_dq(kin.pose)
@@ -217,7 +235,9 @@ class Momentum:
     point: np.ndarray
 
 
-def momentum(model, q, v, point=(0.0, 0.0, 0.0)):
+def momentum(
+    model: Model, q: ArrayLike, v: ArrayLike, point: ArrayLike = (0.0, 0.0, 0.0)
+) -> Momentum:
     """System linear and angular momentum in the inertial frame, angular about ``point`` [m]."""
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
@@ -229,7 +249,7 @@ def momentum(model, q, v, point=(0.0, 0.0, 0.0)):
     return Momentum(p, h_O - np.cross(point, p), point)
 
 
-def kinetic_energy(model, q, v):
+def kinetic_energy(model: Model, q: ArrayLike, v: ArrayLike) -> float:
     """Kinetic energy ``1/2 sum_k <w_k, (M^_k w_k)^s>`` [J]."""
     q = _state.configuration(model, q)
     v = _state.vector(v, "v", model.nv)
@@ -238,7 +258,9 @@ def kinetic_energy(model, q, v):
     return float(T[0])
 
 
-def external_wrenches(model, q, wrenches, expressed_in=Reference.LOCAL):
+def external_wrenches(
+    model: Model, q: ArrayLike, wrenches: ArrayLike, expressed_in: Reference = Reference.LOCAL
+) -> NDArray[np.float64]:
     """Build the (nb, 6) ``f_ext`` array from wrenches on named frames or bodies.
 
     Parameters

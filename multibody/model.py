@@ -34,10 +34,14 @@ placements and centres of mass within :data:`MAX_LENGTH`, masses in
 :data:`MAX_GRAVITY` -- so that no model that builds overflows on plausible states.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..dq import dq_from_quat_translation, dq_identity, dq_unit_error
 from .kernels.layout import (
@@ -152,7 +156,7 @@ def _skew(c):
     return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
 
 
-def dual_inertia_matrix(mass, com, inertia_com):
+def dual_inertia_matrix(mass: float, com: ArrayLike, inertia_com: ArrayLike) -> NDArray[np.float64]:
     """Dual inertia ``M^`` (6, 6) about the body origin (paper eq. 6).
 
     ``M^ [w; v] = [p; h]`` with ``p = m (v + w x c)`` and ``h = J_O w + m c x v``:
@@ -272,7 +276,18 @@ class Model:
     gravity : (3,) uniform gravity in the inertial frame [m/s^2] (zero in space)
     """
 
-    def __init__(self, *, names, parent, joints, mass, com, inertia, frames=(), gravity=None):
+    def __init__(
+        self,
+        *,
+        names: Sequence[str],
+        parent: ArrayLike,
+        joints: Sequence[Joint],
+        mass: ArrayLike,
+        com: ArrayLike,
+        inertia: ArrayLike,
+        frames: Sequence[Frame] = (),
+        gravity: ArrayLike | None = None,
+    ) -> None:
         nb = len(names)
         self.nb = nb
         self.body_names = tuple(names)
@@ -405,7 +420,9 @@ class Model:
 
     # -------------------------------------------------------------- builders
     @classmethod
-    def build(cls, bodies, frames=(), gravity=None):
+    def build(
+        cls, bodies: Sequence[Body], frames: Sequence[Frame] = (), gravity: ArrayLike | None = None
+    ) -> Model:
         """Build a model from a sequence of :class:`Body` (root first).
 
         ``parent`` may be a body name or an index; a frame's ``body`` may be a
@@ -448,7 +465,7 @@ class Model:
             gravity=gravity,
         )
 
-    def bodies(self):
+    def bodies(self) -> list[Body]:
         """The model as a list of :class:`Body` (what :meth:`build` takes)."""
         out = []
         for k in range(self.nb):
@@ -471,14 +488,14 @@ class Model:
             )
         return out
 
-    def with_bodies(self, bodies, frames=()):
+    def with_bodies(self, bodies: Sequence[Body], frames: Sequence[Frame] = ()) -> Model:
         """A copy of this model with extra bodies (and frames) appended after the existing ones.
 
         A new body's ``parent`` may name an existing body or an earlier new one.
         """
         return Model.build([*self.bodies(), *bodies], (*self.frames, *frames), gravity=self.gravity)
 
-    def with_frames(self, frames):
+    def with_frames(self, frames: Sequence[Frame]) -> Model:
         """A copy of this model with extra named frames appended (body by name or index)."""
         frames = [
             Frame(
@@ -488,23 +505,23 @@ class Model:
         ]
         return Model.build(self.bodies(), (*self.frames, *frames), gravity=self.gravity)
 
-    def with_gravity(self, gravity):
+    def with_gravity(self, gravity: ArrayLike | None) -> Model:
         """A copy of this model with uniform gravity ``gravity`` (3,) [m/s^2]."""
         return Model.build(self.bodies(), self.frames, gravity=gravity)
 
     # ------------------------------------------------------------- lookups
     @property
-    def floating(self):
+    def floating(self) -> bool:
         """True when the root has a FREE joint (a floating base)."""
         return int(self.joint_type[0]) == JointType.FREE
 
     @property
-    def total_mass(self):
+    def total_mass(self) -> float:
         """Sum of the body masses [kg]."""
         return float(self.mass.sum())
 
     @property
-    def packed(self):
+    def packed(self) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """``(ints, reals)``: the read-only packed arrays the compiled kernels take.
 
         ``ints`` (nb, 4) int64 and ``reals`` (nb, 60) float64, columns laid out by
@@ -513,7 +530,7 @@ class Model:
         """
         return self._ints, self._reals
 
-    def body_index(self, name):
+    def body_index(self, name: str | int) -> int:
         """Index of a body given its name (or an index, checked)."""
         if isinstance(name, (int, np.integer)):
             if not 0 <= name < self.nb:
@@ -524,29 +541,31 @@ class Model:
         except ValueError:
             raise ValueError(f"no body named {name!r}; bodies: {self.body_names}") from None
 
-    def frame_index(self, name):
+    def frame_index(self, name: str) -> int:
         """Index of a named frame."""
         for i, f in enumerate(self.frames):
             if f.name == name:
                 return i
         raise ValueError(f"no frame named {name!r}; frames: {[f.name for f in self.frames]}")
 
-    def q_slice(self, body):
+    def q_slice(self, body: str | int) -> slice:
         """Slice of q holding the joint coordinates of ``body``."""
         k = self.body_index(body)
         return slice(int(self.q_index[k]), int(self.q_index[k] + self.joint_nq[k]))
 
-    def v_slice(self, body):
+    def v_slice(self, body: str | int) -> slice:
         """Slice of v holding the joint velocities of ``body``."""
         k = self.body_index(body)
         return slice(int(self.v_index[k]), int(self.v_index[k] + self.joint_nv[k]))
 
     # ---------------------------------------------------------- configurations
-    def neutral_configuration(self):
+    def neutral_configuration(self) -> NDArray[np.float64]:
         """q with every joint at zero (identity quaternions and poses); a new array."""
         return self._neutral.copy()
 
-    def random_configuration(self, rng, *, angle=np.pi, translation=1.0):
+    def random_configuration(
+        self, rng: np.random.Generator, *, angle: float = np.pi, translation: float = 1.0
+    ) -> NDArray[np.float64]:
         """A random q: revolute angles in [-angle, angle], prismatic and base
         translations in [-translation, translation], uniform random rotations."""
         for name, x in (("angle", angle), ("translation", translation)):

@@ -24,15 +24,22 @@ Writing a callback::
             tau[j] = -params[0] * v[j]
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 from numba import types
 from numba.experimental.function_type import _get_wrapper_address
 from numba.extending import typeof_impl
+from numpy.typing import ArrayLike, NDArray
 
 from .._jit import compiled
 from . import _state
 from .integrators import IntegrationError, Trajectory, _finite, _positive_int
 from .kernels import sim as _sim
+from .model import Model
 
 __all__ = [
     "INPUTS_SIG",
@@ -139,20 +146,20 @@ def _status_error(status, t):
 
 
 def simulate_compiled(
-    model,
-    q0,
-    v0,
+    model: Model,
+    q0: ArrayLike,
+    v0: ArrayLike,
     *,
-    dt,
-    n_steps,
-    inputs=None,
-    params=None,
-    mem=None,
-    record_every=1,
-    t0=0.0,
-    hook=None,
-    hook_every=None,
-):
+    dt: float,
+    n_steps: int,
+    inputs: Any = None,
+    params: ArrayLike | None = None,
+    mem: ArrayLike | None = None,
+    record_every: int = 1,
+    t0: float = 0.0,
+    hook: Callable | None = None,
+    hook_every: int | None = None,
+) -> Trajectory:
     """Fixed-step Lie-group RK4 run in compiled chunks.
 
     Parameters
@@ -242,29 +249,36 @@ class BatchTrajectories:
     steps : (B,) steps completed by each trajectory
     """
 
-    def __init__(self, t, q, v, status, steps):
+    def __init__(
+        self,
+        t: NDArray[np.float64],
+        q: NDArray[np.float64],
+        v: NDArray[np.float64],
+        status: NDArray[np.float64],
+        steps: NDArray[np.float64],
+    ) -> None:
         self.t, self.q, self.v, self.status, self.steps = t, q, v, status, steps
 
     @property
-    def ok(self):
+    def ok(self) -> NDArray[np.bool_]:
         """(B,) True where the trajectory completed."""
         return self.status == _sim.OK
 
 
 def simulate_batch(
-    model,
-    Q0,
-    V0,
+    model: Model,
+    Q0: ArrayLike,
+    V0: ArrayLike,
     *,
-    dt,
-    n_steps,
-    inputs=None,
-    params=None,
-    mem=None,
-    record_every=1,
-    t0=0.0,
-    reals=None,
-):
+    dt: float,
+    n_steps: int,
+    inputs: Any = None,
+    params: ArrayLike | None = None,
+    mem: ArrayLike | None = None,
+    record_every: int = 1,
+    t0: float = 0.0,
+    reals: ArrayLike | None = None,
+) -> BatchTrajectories:
     """Many independent trajectories in parallel (both cores), one compiled call.
 
     Parameters
@@ -332,7 +346,7 @@ def simulate_batch(
     return BatchTrajectories(t, Q, V, st[:, 0], st[:, 1])
 
 
-def stack_model_parameters(models):
+def stack_model_parameters(models: Sequence[Model]) -> NDArray[np.float64]:
     """(B, nb, 60) packed parameters of models that share one topology (for simulate_batch)."""
     base = models[0]
     for m in models[1:]:
@@ -341,7 +355,9 @@ def stack_model_parameters(models):
     return np.stack([m._reals for m in models])
 
 
-def forward_dynamics_batch(model, Q, V, TAU):
+def forward_dynamics_batch(
+    model: Model, Q: ArrayLike, V: ArrayLike, TAU: ArrayLike
+) -> NDArray[np.float64]:
     """Accelerations (B, nv) for B states at once, in parallel (no external wrenches)."""
     Q, V, TAU = (_f64(x, n, ndim=2) for x, n in ((Q, "Q"), (V, "V"), (TAU, "TAU")))
     B = Q.shape[0]
@@ -357,7 +373,9 @@ def forward_dynamics_batch(model, Q, V, TAU):
     return A
 
 
-def inverse_dynamics_batch(model, Q, V, A):
+def inverse_dynamics_batch(
+    model: Model, Q: ArrayLike, V: ArrayLike, A: ArrayLike
+) -> NDArray[np.float64]:
     """Generalized forces (B, nv) for B states at once, in parallel (no external wrenches)."""
     Q, V, A = (_f64(x, n, ndim=2) for x, n in ((Q, "Q"), (V, "V"), (A, "A")))
     B = Q.shape[0]

@@ -61,14 +61,18 @@ independent coordinate, as in Pinocchio's default), ``<visual>``,
 ``<collision>``, transmissions, Gazebo tags.
 """
 
+from __future__ import annotations
+
 import codecs
 import math
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..dq import (
     dq_from_quat_translation,
@@ -296,7 +300,14 @@ def _merge(parts):
     return m, c, 0.5 * (J + J.T)
 
 
-def model_from_urdf(path_or_xml_string, *, floating=False, root_name=None, frames=(), gravity=None):
+def model_from_urdf(
+    path_or_xml_string: str | bytes | os.PathLike,
+    *,
+    floating: bool = False,
+    root_name: str | None = None,
+    frames: Sequence[Frame] = (),
+    gravity: ArrayLike | None = None,
+) -> Model:
     """Build a Model from a URDF file or string (see the module docstring for the rules).
 
     Parameters

@@ -51,7 +51,7 @@ class OutputLocked(OutputError):
         if the holder has not written it yet)
     """
 
-    def __init__(self, path, holder):
+    def __init__(self, path: str | os.PathLike, holder: str) -> None:
         self.holder = dict(holder or {})
         super().__init__(
             path,

@@ -73,6 +73,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._lock import OutputError, OutputLocked, describe, writer_active
 from .storage import (
@@ -174,12 +175,12 @@ class Results:
 
     # ----------------------------------------------------------- access
     @property
-    def t(self):
+    def t(self) -> NDArray[np.float64]:
         """Sample times (N,) [s]."""
         return self.data["t"]
 
     @property
-    def status(self):
+    def status(self) -> str:
         """``"complete"``, ``"running"``, ``"interrupted"`` or ``"failed"``."""
         return self.manifest.get("status", "unknown")
 
@@ -228,7 +229,7 @@ class Results:
         return n
 
     @classmethod
-    def load(cls, directory, which="latest"):
+    def load(cls, directory: str | os.PathLike, which: str = "latest") -> Results:
         """Read a result directory (see the module docstring for ``which``).
 
         Parameters

@@ -54,7 +54,7 @@ class Scenario:
     source: str
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.config["scenario"]["name"]
 
     def to_toml(self) -> str:

@@ -167,3 +167,12 @@ def test_screw_log_near_a_full_turn_raises_instead_of_returning_inf():
     with pytest.raises(ValueError, match="too close to a 2 pi rotation"):
         d.dq_screw_log(a)
     assert np.all(np.isfinite(d.dq_screw_log(-a)))
+
+
+def test_log_of_a_full_turn_with_a_subnormal_axis_keeps_the_angle():
+    # found by hypothesis: the axis of subnormal vector parts taken as x / |x| was off by
+    # ~1e-12 (|x| of subnormals has few digits), so exp(log(q)) missed q by 1e-12
+    a = np.array([-1.0, 2.22507386e-313, 2.22507386e-313, 2.22507386e-313, 0, 0, 0, 0])
+    x = d.dq_log(a)
+    assert abs(np.linalg.norm(x[:3]) - np.pi) <= 4 * np.finfo(float).eps * np.pi
+    np.testing.assert_allclose(d.dq_exp(x), a, atol=1e-15)

@@ -445,3 +445,20 @@ def test_momentum_dumping_slows_the_wheels_while_the_base_holds():
     m = summarize(res)
     assert m["base_att_err_max"] < 0.05 and m["base_pos_err_max"] < 1e-3
     _momentum_closes(res, build_system(sc.config).plant, rtol=2e-3)
+
+
+def test_an_arm_link_named_like_the_base_is_renamed_and_a_floating_urdf_refused(tmp_path):
+    from dqspace.multibody import model_from_urdf
+    from dqspace.multibody.assembly import mount_arm
+
+    urdf = URDF_2LINK.replace('"root"', '"base"')  # a massive link called "base"
+    (tmp_path / "two.urdf").write_text(urdf)
+    sy = build_system(
+        load_scenario(
+            SK,
+            [f"arm.model={tmp_path / 'two.urdf'}", "arm.ee_frame=tip", "trajectory.type=initial"],
+        ).config
+    )
+    assert "arm_base" in sy.plant.body_names and sy.arm_info.names == ["j1", "j2"]
+    with pytest.raises(ValueError, match="FREE"):
+        mount_arm(sy.controller_model, model_from_urdf(urdf, floating=True))
