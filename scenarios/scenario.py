@@ -244,6 +244,23 @@ def _check_actuators(cfg, source):
             f"{source}: wheels.desaturation_stop = {wc['desaturation_stop']} must be below "
             f"desaturation_start = {wc['desaturation_start']}"
         )
+    unused = [
+        ("thruster", cfg["thruster"], tc["layout"] == "table", "thrusters.layout = 'table'"),
+        ("vscmg_unit", cfg["vscmg_unit"], vc["layout"] == "table", "vscmg.layout = 'table'"),
+        ("wheel", cfg["wheel"], wc["layout"] == "table", "wheels.layout = 'table'"),
+        ("dh", cfg["dh"], cfg["arm"]["model"] == "dh", "arm.model = 'dh'"),
+        (
+            "waypoint",
+            cfg["waypoint"],
+            cfg["trajectory"]["type"] == "waypoints",
+            "trajectory.type = 'waypoints'",
+        ),
+    ]
+    for name, rows, used, needs in unused:
+        if rows and not used:
+            raise ScenarioError(
+                f"{source}: [[{name}]] rows are given but not used: they need {needs}"
+            )
     if cfg["arm"]["model"] == "dh" and not cfg["dh"]:
         raise ScenarioError(f"{source}: arm.model = 'dh' needs a [[dh]] table")
     if cfg["trajectory"]["type"] == "waypoints" and len(cfg["waypoint"]) < 2:

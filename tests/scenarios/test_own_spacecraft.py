@@ -167,6 +167,8 @@ def test_bad_system_descriptions_name_the_key(tmp_path):
         ("arm.model=dh", "needs a [[dh]] table"),
         ("trajectory.type=waypoints", "at least two [[waypoint]]"),
         ("faults=[{time = 1.0, thruster = 12, kind = 'failed_off'}]", "out of range"),
+        ("thruster=[{position = [0, 0, 0], direction = [1, 0, 0]}]", "not used: they need"),
+        ("waypoint=[{time = 0, xyz = [0, 0, 1], rpy_deg = [0, 0, 0]}]", "not used: they need"),
     ]
     for override, text in bad:
         with pytest.raises(ScenarioError, match=text.replace("[", r"\[")):
