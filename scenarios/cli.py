@@ -218,6 +218,49 @@ def _cmd_sweep(args):
     return RUN_FAILED if info["n_failed"] else OK
 
 
+def _cmd_montecarlo(args):
+    from .metrics import METRICS
+    from .montecarlo import montecarlo
+    from .units import format_quantity
+
+    sc = _load(args)
+    if args.n < 1:
+        raise _UserError(f"-n must be a positive number of runs, got {args.n}")
+    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-montecarlo"
+    log.info("Monte Carlo of %r: %d runs -> %s", sc.name, args.n, out)
+    _compile_notice("the campaign (each worker loads them)")
+    try:
+        df = montecarlo(
+            sc,
+            args.n,
+            seed=args.seed,
+            out=out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=args.verbosity >= 0,
+        )
+    except KeyboardInterrupt:
+        return _fail(f"interrupted: the completed runs are kept in {out}", RUN_FAILED)
+    info = df.attrs["montecarlo"]
+    print(f"{'metric':26s} {'P50':>14s} {'P95':>14s} {'P99':>14s}")
+    for m, p in info["percentiles"].items():
+        unit = METRICS[m][0]
+        cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
+        print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
+    print("requirements:")
+    for r in info["requirements"]:
+        unit = METRICS[r["metric"]][0]
+        value = format_quantity(r["value"], unit, kind=r["metric"])
+        limit = format_quantity(r["limit"], unit, kind=r["metric"])
+        verdict = "PASS" if r["ok"] else "FAIL"
+        print(f"  {r['metric']} P{r['percentile']} = {value} {r['op']} {limit}: {verdict}")
+    print(
+        f"{len(df)} runs, {info['n_failed']} failed; wrote {out / 'metrics.csv'}, "
+        f"{out / 'montecarlo.json'}, {out / 'montecarlo.png'}"
+    )
+    return RUN_FAILED if info["n_failed"] else OK
+
+
 def _security(args):
     """A ``distributed.Security`` from the --tls-* options (None: the Dask configuration)."""
     files = (args.tls_ca_file, args.tls_cert, args.tls_key)
@@ -415,6 +458,32 @@ def build_parser():
     tls.add_argument("--tls-key", metavar="FILE", help="this client's private key (PEM)")
     _add_common(sw)
     sw.set_defaults(func=_cmd_sweep)
+
+    mc = sub.add_parser(
+        "montecarlo",
+        help="N runs with the scenario's [dispersions] drawn: percentiles, requirements",
+        description=(
+            "Draw N override sets from the scenario's [dispersions] table (run i reproducible "
+            "alone), run them on Dask like a sweep (resumable), and report the 50/95/99th "
+            "percentiles of every metric and a requirement table; writes <out>/metrics.csv, "
+            "<out>/montecarlo.json and <out>/montecarlo.png."
+        ),
+    )
+    mc.add_argument("scenario", help="a .toml file or an embedded name (see `dqspace list`)")
+    mc.add_argument("-n", type=int, required=True, help="number of runs")
+    mc.add_argument("--seed", type=int, help="root seed of the draws (default: scenario.seed)")
+    mc.add_argument("--out", help="output directory (default runs/<scenario name>-montecarlo)")
+    mc.add_argument(
+        "--workers", type=int, help="processes of the local cluster (default: one per CPU)"
+    )
+    mc.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="an existing Dask scheduler (tcp://host:port), or 'synchronous' (no cluster)",
+    )
+    _add_overrides(mc)
+    _add_common(mc)
+    mc.set_defaults(func=_cmd_montecarlo)
 
     pl = sub.add_parser(
         "plot",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import (
@@ -27,6 +27,7 @@ from .config import (
     short,
     validate,
 )
+from .dispersions import Dispersions
 from .schema import SCHEMA
 
 __all__ = ["Scenario", "load_scenario", "MAX_STEPS_PER_PERIOD", "MAX_SAMPLES", "N_THRUSTERS"]
@@ -48,10 +49,14 @@ class Scenario:
     ----------
     config : dict section -> {key: value} (``faults``: a list of tables)
     source : str, the file it came from (with the overrides applied)
+    dispersions : dict key -> distribution, the file's ``[dispersions]`` table (checked
+        against ``config``; see :mod:`dqspace.scenarios.dispersions`); used by Monte Carlo
+        campaigns only, a single run ignores it
     """
 
     config: dict
     source: str
+    dispersions: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -59,7 +64,14 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The resolved scenario as TOML (what ``dqspace show`` prints)."""
-        return dumps_toml(self.config, SCHEMA)
+        text = dumps_toml(self.config, SCHEMA)
+        if self.dispersions:
+            lines = ["[dispersions]"]
+            for key, spec in self.dispersions.items():
+                inline = ", ".join(f"{k} = {_toml_scalar(v)}" for k, v in spec.items())
+                lines.append(f"{_toml_scalar(key)} = {{ {inline} }}")
+            text += "\n".join(lines) + "\n"
+        return text
 
 
 def _scenario_path(name_or_path):
@@ -94,10 +106,19 @@ def load_scenario(name_or_path: str | os.PathLike, overrides: Sequence[str] = ()
     if overrides:
         doc = apply_overrides(doc, overrides, f"{source}: --set", SCHEMA)
         source += " (with " + ", ".join(short(o) for o in overrides) + ")"
+    table = doc.pop("dispersions", {})
     cfg = validate(doc, SCHEMA, source)
     _resolve_files(cfg, Path.cwd())  # paths given with --set: relative to the current folder
     _cross_checks(cfg, source)
-    return Scenario(cfg, source)
+    try:
+        Dispersions.from_table(table, cfg)
+    except ValueError as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
+    return Scenario(cfg, source, dict(table))
+
+
+def _toml_scalar(v):
+    return dumps_toml({"x": {"v": v}}).splitlines()[1].split(" = ", 1)[1]
 
 
 #: keys that name files: (section, key, the values that are not files)
