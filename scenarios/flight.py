@@ -33,6 +33,13 @@ from numpy.typing import NDArray
 from ..actuators import AllocationStatus, steer
 from ..control import State
 from ..control.flight_software import LawOutput, StationKeepingLaw
+from ..dq import (
+    dq_from_quat_translation,
+    quat_conj,
+    quat_mul,
+    rotation_matrix_from_dq,
+    translation_from_dq,
+)
 from ..multibody import simulate_compiled
 from . import _inputs
 from .metrics import ALLOC_STATUS
@@ -92,9 +99,13 @@ class FlightSoftware:
         self.carry = None
         n = sy.arm_info.n
         self.arm_v = np.arange(6, 6 + n)
+        self.nav = Navigation(self) if cfg["sensors"]["enabled"] else None
 
-    def measure(self, q, v) -> Measurement:
-        """The measurement at a tick (the true state: perfect knowledge)."""
+    def measure(self, q, v, t=None) -> Measurement:
+        """The measurement at a tick: the true state (perfect knowledge), or, with
+        ``sensors.enabled`` and the tick time ``t``, the navigation's estimates."""
+        if self.nav is not None and t is not None:
+            return self.nav.estimate(t, q, v)
         sy = self.sy
         st = State(q[: self.nq_c].copy(), v[: self.nv_c].copy())
         cm, wm = sy.cluster_model, sy.wheel_model
@@ -176,7 +187,127 @@ class FlightSoftware:
             rw_cmd, rw_err = wc.motor_torque, wc.torque_error
             tau_hold[sy.wheel_model.index.wheel_v] = rw_cmd
         tel.update(rw_torque_cmd=rw_cmd, rw_torque_err=rw_err)
+        if self.nav is not None:
+            self.nav.commanded_force(w_thr[:3] + law.reaction[:3])
         return Commands(law, tau_hold, n_on, on_lv, off_lv, gr, wa, tel)
+
+
+class Navigation:
+    """Sensors and filters of the flight software (``[sensors]``): gyro (sampled every
+    tick) and star tracker into the attitude MEKF, relative navigation into the translation
+    filter (predicted with the planned force on the base: thrusters and the arm's reaction),
+    encoders and tachometers for the
+    joints and devices.  Each sensor draws from its own generator, spawned from
+    ``scenario.seed``.  The filters start at the true initial state (after an initial
+    alignment) with the covariance of one star-tracker and one navigation sample."""
+
+    def __init__(self, fsw: FlightSoftware):
+        from ..control.navigation import AttitudeMEKF, TranslationKF
+        from ..control.sensors import (
+            ARCSEC,
+            Gyro,
+            JointEncoders,
+            RelativeNavigation,
+            StarTracker,
+            Tachometer,
+            arw_from_deg_per_root_hour,
+            rrw_from_deg_per_hour_root_hour,
+        )
+
+        self.fsw = fsw
+        sy, cfg = fsw.sy, fsw.sy.cfg
+        s = cfg["sensors"]
+        seed = cfg["scenario"]["seed"]
+        rng = [
+            np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(15, i))) for i in range(7)
+        ]
+        arw = arw_from_deg_per_root_hour(s["gyro_arw"])
+        rrw = rrw_from_deg_per_hour_root_hour(s["gyro_rrw"])
+        b0 = rng[0].normal(0.0, np.radians(s["gyro_bias"]) / 3600.0, 3)
+        self.dt = fsw.period
+        self.gyro = Gyro(rng[1], rate=1.0 / self.dt, arw=arw, rrw=rrw, initial_bias=b0)
+        st_sigma = np.maximum(np.asarray(s["star_tracker_noise_arcsec"]), 1e-3) * ARCSEC
+        self.star = StarTracker(
+            rng[2],
+            rate=s["star_tracker_rate"],
+            noise_arcsec=s["star_tracker_noise_arcsec"],
+            latency=s["star_tracker_latency"],
+        )
+        pn = max(s["relnav_position_noise"], 1e-9)
+        vn = max(s["relnav_velocity_noise"], 1e-9)
+        self.relnav = RelativeNavigation(
+            rng[3], rate=s["relnav_rate"], position_noise=pn, velocity_noise=vn
+        )
+        self.encoders = JointEncoders(rng[4], quantum=2.0 * np.pi / 2 ** s["encoder_bits"])
+        self.joint_tacho = Tachometer(rng[5], noise=s["joint_rate_noise"], quantum=1e-9)
+        self.device_tacho = Tachometer(rng[6], noise=s["tachometer_noise"], quantum=1e-9)
+        q0, v0 = sy.q0, sy.v0
+        P0 = np.diag(list(st_sigma**2) + [(np.radians(s["gyro_bias"]) / 3600.0) ** 2 + 1e-20] * 3)
+        self.mekf = AttitudeMEKF(
+            q0[:4], np.zeros(3), P0, arw=arw, rrw=rrw, star_tracker_sigma=st_sigma
+        )
+        r0 = translation_from_dq(q0[:8])
+        v0_I = rotation_matrix_from_dq(q0[:8]) @ v0[3:6]
+        self.tkf = TranslationKF(
+            np.r_[r0, v0_I],
+            np.diag([pn**2] * 3 + [vn**2] * 3),
+            accel_psd=1e-6,
+            position_sigma=pn,
+            velocity_sigma=vn,
+        )
+        self.mass = float(sy.controller_model.mass[0])  # the base with its devices
+        self.accel = np.zeros(3)
+        self.w_meas = None
+        self._star_last = self._relnav_last = None
+        self.error = (np.zeros(3), np.zeros(3))  # attitude [rad], position [m] estimate errors
+
+    def commanded_force(self, f_B):
+        """The force on the base this tick plans (thrusters' mean force plus the arm's planned
+        reaction, base axes): the next prediction's acceleration."""
+        R = rotation_matrix_from_dq(self._pose)
+        self.accel = R @ np.asarray(f_B, dtype=float) / self.mass
+
+    def estimate(self, t, q, v) -> Measurement:
+        fsw, sy = self.fsw, self.fsw.sy
+        if self.w_meas is not None:  # propagate over the last period with its gyro sample
+            self.mekf.propagate(self.w_meas, self.dt)
+            self.tkf.predict(self.accel, self.dt)
+        star = self.star.measure(t, q[:4])
+        if star is not None and star is not self._star_last:
+            self.mekf.update(star)
+            self._star_last = star
+        R_true = rotation_matrix_from_dq(q[:8])
+        nav = self.relnav.measure(t, translation_from_dq(q[:8]), R_true @ v[3:6])
+        if nav is not None and nav is not self._relnav_last:
+            self.tkf.update(nav[0], nav[1])
+            self._relnav_last = nav
+        self.w_meas = self.gyro.measure(t, v[:3])
+        w_hat = self.w_meas - self.mekf.bias
+        q_hat = self.mekf.q
+        if q_hat @ q[:4] < 0:
+            q_hat = -q_hat
+        r_hat, v_hat = self.tkf.x[:3], self.tkf.x[3:]
+        self._pose = dq_from_quat_translation(q_hat, r_hat)
+        R_hat = rotation_matrix_from_dq(self._pose)
+        qs = np.array(q[: fsw.nq_c], dtype=float)
+        vs = np.array(v[: fsw.nv_c], dtype=float)
+        qs[:8] = self._pose
+        qs[8:] = self.encoders.measure(qs[8:])
+        vs[:3] = w_hat
+        vs[3:6] = R_hat.T @ v_hat
+        vs[6:] = self.joint_tacho.measure(vs[6:])
+        e = quat_mul(quat_conj(q_hat), q[:4])
+        self.error = (2.0 * np.sign(e[0] or 1.0) * e[1:], r_hat - translation_from_dq(q[:8]))
+        cm, wm = sy.cluster_model, sy.wheel_model
+        if cm is not None:
+            cs = cm.state(q, v)
+            gam = self.encoders.measure(cs.gamma)
+            gdot = self.device_tacho.measure(v[cm.index.gimbal_v])
+            om = self.device_tacho.measure(cs.wheel_speed)
+        else:
+            gam = gdot = om = np.zeros(0)
+        ws = self.device_tacho.measure(wm.state(q, v)) if wm is not None else np.zeros(0)
+        return Measurement(State(qs, vs), gam, gdot, om, ws, w_hat)
 
 
 class Plant:

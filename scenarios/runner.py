@@ -674,6 +674,8 @@ def _series(sys_, K, S, W=0):
         "rw_torque_cmd": ((W,), "N m", (), "reaction-wheel motor torques commanded"),
         "rw_torque_err": ((3,), "N m", xyz, "wheel torque error (saturation)"),
         "dump_torque": ((3,), "N m", xyz, "momentum-dumping torque asked of the thrusters"),
+        "nav_att_err": ((3,), "rad", xyz, "attitude estimate error (sensors on; else 0)"),
+        "nav_pos_err": ((3,), "m", xyz, "position estimate error (sensors on; else 0)"),
     }
 
 
@@ -720,8 +722,10 @@ class _ClosedLoop:
                 if not np.any(health.delivered_thrust(health.sigma_max) > off_level(health)):
                     rec.manifest["events"].append({"t": t, "event": _NO_THRUSTER})
             # ---- flight software
-            meas = self.flight.measure(q, v)
+            meas = self.flight.measure(q, v, t)
             c = self.flight.tick(t, meas, health)
+            nav = self.flight.nav
+            nav_err = nav.error if nav is not None else (np.zeros(3), np.zeros(3))
             law, tel = c.law, c.telemetry
             _finite(t, base_wrench=law.wrench, arm_torque=law.arm_tau)
             # ---- disturbance
@@ -783,6 +787,8 @@ class _ClosedLoop:
                 rw_torque_cmd=tel["rw_torque_cmd"],
                 rw_torque_err=tel["rw_torque_err"],
                 dump_torque=tel["dump_torque"],
+                nav_att_err=nav_err[0],
+                nav_pos_err=nav_err[1],
             )
             bar.update(t)
             if tick == self.n_ticks:

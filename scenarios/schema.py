@@ -342,6 +342,30 @@ SCHEMA = {
             "frequency": F("float", 1.0, "rad/s"),
         }
     ),
+    "sensors": Section(
+        {
+            "enabled": F(
+                "bool",
+                False,
+                doc="the controllers see estimates from sensors and filters (false: the true "
+                "state, perfect knowledge)",
+            ),
+            "star_tracker_rate": F("float", 10.0, "Hz", **_POS),
+            "star_tracker_noise_arcsec": F(
+                "vec", [5.0, 5.0, 40.0], "arcsec", min=0.0, length=3, doc="1 sigma per body axis"
+            ),
+            "star_tracker_latency": F("float", 0.0, "s", min=0.0),
+            "gyro_arw": F("float", 0.01, "deg/sqrt(h)", min=0.0, doc="angle random walk"),
+            "gyro_rrw": F("float", 0.01, "deg/h/sqrt(h)", min=0.0, doc="rate random walk"),
+            "gyro_bias": F("float", 1.0, "deg/h", min=0.0, doc="initial bias, 1 sigma per axis"),
+            "relnav_rate": F("float", 10.0, "Hz", **_POS),
+            "relnav_position_noise": F("float", 1e-3, "m", min=0.0),
+            "relnav_velocity_noise": F("float", 1e-3, "m/s", min=0.0),
+            "encoder_bits": F("int", 20, min=4, max=40, doc="joint and gimbal angle encoders"),
+            "joint_rate_noise": F("float", 1e-4, "rad/s", min=0.0),
+            "tachometer_noise": F("float", 0.1, "rad/s", min=0.0, doc="wheel speeds"),
+        }
+    ),
     "disturbance": Section(
         {
             "force": F("vec", [0.0, 0.0, 0.0], "N", length=3, doc="constant, base frame"),
