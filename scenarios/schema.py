@@ -342,6 +342,27 @@ SCHEMA = {
             "frequency": F("float", 1.0, "rad/s"),
         }
     ),
+    "plant": Section(
+        {
+            "base_mass_error": F(
+                "float", 0.0, min=-0.9, max=10.0, doc="relative: the plant's base is (1 + e) m"
+            ),
+            "base_com_error": F("vec", [0.0, 0.0, 0.0], "m", length=3, doc="added, base frame"),
+            "base_inertia_error": F(
+                "vec",
+                [0.0, 0.0, 0.0],
+                min=-0.9,
+                max=10.0,
+                length=3,
+                doc="relative, on the principal moments (a rotated inertia: its eigenvalues)",
+            ),
+            "link_mass_error": F(
+                "float", 0.0, min=-0.9, max=10.0, doc="relative, every arm link (mass and inertia)"
+            ),
+            "payload_mass_error": F("float", 0.0, "kg", doc="added to arm.payload_mass"),
+        },
+        doc="the true plant's departures from the nominal values the controllers use",
+    ),
     "sensors": Section(
         {
             "enabled": F(

@@ -482,12 +482,55 @@ def _attach_devices(model: Model, cluster, wheels):
     return cm, wm, (wm.model if wm is not None else out)
 
 
+def _true_arm(cfg, arm_model: Model, info: ArmInfo) -> Model:
+    """The plant's base and arm: the nominal ones with the ``[plant]`` errors applied (the
+    controllers keep the nominal model)."""
+    e = cfg["plant"]
+    if not (
+        e["base_mass_error"]
+        or any(e["base_com_error"])
+        or any(e["base_inertia_error"])
+        or e["link_mass_error"]
+        or e["payload_mass_error"]
+    ):
+        return arm_model
+    bodies = arm_model.bodies()
+    b = bodies[0]
+    w, V = np.linalg.eigh(b.inertia)
+    J = V @ np.diag(w * (1.0 + np.asarray(e["base_inertia_error"]))) @ V.T
+    bodies[0] = Body(
+        b.name,
+        b.parent,
+        b.joint,
+        b.mass * (1.0 + e["base_mass_error"]),
+        b.com + np.asarray(e["base_com_error"]),
+        J * (1.0 + e["base_mass_error"]),
+    )
+    s = 1.0 + e["link_mass_error"]
+    for k in range(1, len(bodies)):
+        b = bodies[k]
+        mass, inertia = b.mass * s, b.inertia * s
+        if b.name == "payload":
+            extra = e["payload_mass_error"]
+            mass, inertia = b.mass + extra, b.inertia * (1.0 + extra / b.mass)
+        bodies[k] = Body(b.name, b.parent, b.joint, mass, b.com, inertia)
+    if e["payload_mass_error"] and "payload" not in arm_model.body_names:
+        raise ScenarioError(
+            "plant.payload_mass_error needs a payload (arm.payload_mass > 0): it is the "
+            "error on the payload's mass"
+        )
+    try:
+        return Model.build(bodies, arm_model.frames, gravity=arm_model.gravity)
+    except ValueError as exc:
+        raise ScenarioError(f"[plant]: {exc}") from None
+
+
 def build_system(cfg) -> System:
     """Build the plant, actuators and controllers of a resolved closed-loop scenario."""
     base = _base_body(cfg)
     arm_model, info = _arm(cfg, base)
     cluster, wheels = _cluster(cfg), _wheel_array(cfg)
-    cm, wm, plant = _attach_devices(arm_model, cluster, wheels)
+    cm, wm, plant = _attach_devices(_true_arm(cfg, arm_model, info), cluster, wheels)
     K = cluster.K if cluster is not None else 0
     gam0 = _per_unit(cfg["vscmg"]["initial_gimbal_deg"], K, "vscmg.initial_gimbal_deg", 1.0)
     gam0 = np.radians(gam0)

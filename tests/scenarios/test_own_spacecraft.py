@@ -464,3 +464,29 @@ def test_an_arm_link_named_like_the_base_is_renamed_and_a_floating_urdf_refused(
     assert "arm_base" in sy.plant.body_names and sy.arm_info.names == ["j1", "j2"]
     with pytest.raises(ValueError, match="FREE"):
         mount_arm(sy.controller_model, model_from_urdf(urdf, floating=True))
+
+
+def test_plant_errors_reach_the_plant_only_and_the_loop_still_holds():
+    over = [
+        "scenario.duration=3",
+        "arm.payload_mass=2",
+        "plant.base_mass_error=0.1",
+        "plant.base_com_error=[0.01, -0.01, 0.005]",
+        "plant.base_inertia_error=[0.1, -0.05, 0.0]",
+        "plant.link_mass_error=-0.05",
+        "plant.payload_mass_error=0.5",
+    ]
+    nominal = build_system(load_scenario(SK, over[:2]).config)
+    sy = build_system(load_scenario(SK, over).config)
+    arm_nominal = sum(nominal.plant.mass[1:8])
+    expected = nominal.plant.total_mass + 0.1 * 27.0 - 0.05 * arm_nominal + 0.5
+    assert sy.plant.total_mass == pytest.approx(expected)
+    np.testing.assert_allclose(sy.plant.com[0], nominal.plant.com[0] + [0.01, -0.01, 0.005])
+    # the controllers keep the nominal model
+    assert sy.controller_model.total_mass == pytest.approx(nominal.controller_model.total_mass)
+    res = run(load_scenario(SK, over), progress=False)
+    m = summarize(res)
+    assert m["base_pos_err_max"] < 1e-3 and m["ee_max"] < 1e-3
+    _momentum_closes(res, sy.plant, rtol=2e-3)
+    with pytest.raises(ScenarioError, match="needs a payload"):
+        build_system(load_scenario(SK, ["plant.payload_mass_error=1"]).config)
