@@ -49,7 +49,8 @@ def montecarlo(
 
     Parameters
     ----------
-    scenario : Scenario (its ``dispersions`` table is used unless ``dispersions`` is given)
+    scenario : Scenario (its ``dispersions`` table is used unless ``dispersions`` is given;
+        an explicit empty table varies only each run's ``scenario.seed``: its noise)
     n : number of runs
     seed : root seed of the draws (default: ``scenario.seed``)
     requirements : {metric: (op, limit, percentile)}, default :data:`DEFAULT_REQUIREMENTS`
@@ -58,7 +59,7 @@ def montecarlo(
     from .sweep import sweep
 
     table = scenario.dispersions if dispersions is None else dict(dispersions)
-    if not table:
+    if not table and dispersions is None:
         raise ValueError(
             f"scenario {scenario.name!r} has no [dispersions] table: nothing to disperse"
         )
