@@ -348,7 +348,7 @@ class Plant:
         self.params = _inputs.pack(
             self.layout,
             dt=self.dt,
-            H=sy.thrusters.H if sy.thrusters is not None else np.zeros((6, 0)),
+            H=sy.thruster_H_true if sy.thrusters is not None else np.zeros((6, 0)),
             k_g=cfg["vscmg"]["servo_bandwidth"],
             cluster_index=cm.index if cm is not None else None,
             cluster=cm.cluster if cm is not None else None,

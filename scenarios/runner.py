@@ -656,7 +656,13 @@ def _series(sys_, K, S, W=0):
             w6,
             "the arm's reaction wrench on the base (planned; fed forward or not)",
         ),
-        "wrench_thr": ((6,), "N, N m", w6, "thrusters' mean wrench over the period"),
+        "wrench_thr": ((6,), "N, N m", w6, "thrusters' mean wrench over the period (nominal)"),
+        "wrench_thr_true": (
+            (6,),
+            "N, N m",
+            w6,
+            "the wrench the true thrusters delivered (misalignment and magnitude errors in)",
+        ),
         "thrust_cmd": ((S,), "N", (), "allocated thrusts"),
         "thrust_on": ((S,), "s", (), "pulse widths"),
         "thrust_impulse": ((S,), "N s", (), "impulse delivered over the period"),
@@ -770,6 +776,9 @@ class _ClosedLoop:
                 wrench_ff=law.feedforward,
                 arm_reaction=law.reaction,
                 wrench_thr=tel["w_thr"],
+                wrench_thr_true=(
+                    sy.thruster_H_true @ tel["mean"] if sy.thrusters is not None else np.zeros(6)
+                ),
                 thrust_cmd=tel["sigma"],
                 thrust_impulse=tel["mean"] * period,
                 thrust_on=c.n_on * self.plant.dt,

@@ -240,6 +240,18 @@ SCHEMA = {
             ),
             "allocator": F("choice", "fast", choices=("fast", "cvxpy")),
             "mode": F("choice", "force", choices=("force", "wrench")),
+            "misalignment_deg": F(
+                "float",
+                0.0,
+                "deg",
+                min=0.0,
+                max=45.0,
+                doc="1 sigma tilt of each true thruster's direction (seeded by scenario.seed); "
+                "the allocator plans with the nominal ones",
+            ),
+            "magnitude_error": F(
+                "float", 0.0, min=0.0, max=0.5, doc="1 sigma relative error of each true thrust"
+            ),
         }
     ),
     "thruster": Section(

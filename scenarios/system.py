@@ -128,6 +128,33 @@ class System:
     wheel_model: Any = None  # actuators.wheels.WheelModel
     momentum_manager: Any = None  # actuators.wheels.MomentumManager
     description: dict = field(default_factory=dict)  # what the manifest records
+    thruster_H_true: NDArray[np.float64] | None = None  # the plant's (6, S), imperfections in
+
+
+def true_thruster_matrix(cfg, thrusters) -> NDArray[np.float64] | None:
+    """The plant's thruster matrix (6, S) ``[d_i; r_i x d_i] (1 + e_i)``: each direction
+    tilted by a normal angle of ``thrusters.misalignment_deg`` (1 sigma) about a random axis
+    across it, each magnitude off by ``e_i ~ N(0, magnitude_error)``; drawn from
+    ``scenario.seed`` (its own stream)."""
+    if thrusters is None:
+        return None
+    t = cfg["thrusters"]
+    H = np.array(thrusters.H, dtype=float)
+    if t["misalignment_deg"] == 0.0 and t["magnitude_error"] == 0.0:
+        return H
+    rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"], spawn_key=(16,)))
+    out = np.empty_like(H)
+    for i, th in enumerate(thrusters.thrusters):
+        d = th.direction
+        axis = np.cross(d, rng.normal(size=3))
+        axis /= np.linalg.norm(axis)
+        angle = math.radians(t["misalignment_deg"]) * rng.standard_normal()
+        # Rodrigues: d tilted by angle about an axis across it
+        d_true = d * math.cos(angle) + np.cross(axis, d) * math.sin(angle)
+        scale = 1.0 + t["magnitude_error"] * rng.standard_normal()
+        out[:3, i] = scale * d_true
+        out[3:, i] = scale * np.cross(th.position, d_true)
+    return out
 
 
 class TimeWarp:
@@ -659,6 +686,7 @@ def build_system(cfg) -> System:
         wm,
         manager,
         description,
+        true_thruster_matrix(cfg, thrusters),
     )
 
 
