@@ -28,23 +28,20 @@ Controllers share the call shape ``controller(t, state, reference) -> command``
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..multibody import (
-    Model,
-    Reference,
-    forward_kinematics,
-    frame_jacobian,
-    frame_pose,
-    inverse_dynamics,
-    mass_matrix,
-)
-from .ik import IKResult, arm_coordinates, right_inverse, solve_ik
+from ..dq.kernels import dq_mul, dv_frame_change
+from ..multibody import Model, check_configuration, frame_pose
+from ..multibody.kernels import body_motions, crba, frame_jacobian, poses, rnea
+from ..multibody.kinematics import frame_target
+from .ik import _STATUS, LIMIT_TOL, IKResult, _limits, arm_coordinates, ik_kernel, right_inverse
 from .pd import State
-from .pose_error import PoseError, pose_error
+from .pose_error import PoseError, pose_error_kernel
 from .trajectories import JointReference, PoseReference
 
 __all__ = ["JointGains", "JointCommand", "JointComputedTorque", "ArmCommand", "ArmController"]
@@ -137,7 +134,7 @@ class JointComputedTorque:
             raise ValueError(f"gains must be a JointGains, got {type(gains).__name__}")
         self.model = model
         self._q0, self._v0, self.n = arm_coordinates(model)
-        self.kp, self.kd = gains.resolved(self.n)
+        self.kp, self.kd = (np.ascontiguousarray(g, dtype=float) for g in gains.resolved(self.n))
 
     def _state(self, state):
         m = self.model
@@ -147,7 +144,10 @@ class JointComputedTorque:
             raise ValueError(
                 f"state must have q ({m.nq},) and v ({m.nv},), got {q.shape} and {v.shape}"
             )
-        return q, v
+        q = check_configuration(m, q, "state.q")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"state.v must be finite, got {v}")
+        return q, np.ascontiguousarray(v)
 
     def acceleration(
         self, state: State, reference: JointReference
@@ -156,32 +156,42 @@ class JointComputedTorque:
         q, v = self._state(state)
         if reference.q.shape != (self.n,):
             raise ValueError(f"reference must have {self.n} joints, got {reference.q.shape}")
-        e = reference.q - q[self._q0 :]
-        de = reference.v - v[self._v0 :]
-        return reference.a + self.kd * de + self.kp * e, e, de
+        acc, e, de = np.empty(self.n), np.empty(self.n), np.empty(self.n)
+        joint_acceleration_kernel(
+            self.kp, self.kd, self._q0, self._v0, q, v, reference.q, reference.v, reference.a,
+            acc, e, de,
+        )  # fmt: skip
+        return acc, e, de
 
     def torque(
         self, state: State, acc: ArrayLike, base_force: ArrayLike | None = None
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Joint torques (n,) that produce the joint accelerations ``acc``, and the base
-        acceleration (6,) assumed: zero, or the one ``base_force`` ``[torque, force]`` causes."""
+        acceleration (6,) assumed: zero, or the one ``base_force`` ``[torque, force]`` causes
+        (:func:`joint_torque_kernel`)."""
         m = self.model
         q, v = self._state(state)
-        a = np.zeros(m.nv)
-        a[self._v0 :] = acc
-        tau = inverse_dynamics(m, q, v, a)
+        acc = np.ascontiguousarray(acc, dtype=float)
+        if acc.shape != (self.n,) or not np.all(np.isfinite(acc)):
+            raise ValueError(f"acc must be a finite ({self.n},) vector, got {acc}")
         if not m.floating:
             if base_force is not None:
                 raise ValueError("base_force is only meaningful for a floating-base model")
-            return tau, np.zeros(0)
-        if base_force is None:
-            return tau[6:], np.zeros(6)
-        u_b = np.asarray(base_force, float)
-        if u_b.shape != (6,) or not np.all(np.isfinite(u_b)):
-            raise ValueError(f"base_force must be a finite (6,) [torque, force], got {u_b}")
-        M = mass_matrix(m, q)
-        a_b = np.linalg.solve(M[:6, :6], u_b - tau[:6])
-        return tau[6:] + M[6:, :6] @ a_b, a_b
+            u_b = np.zeros(6)
+        elif base_force is None:
+            u_b = np.zeros(6)
+        else:
+            u_b = np.ascontiguousarray(base_force, dtype=float)
+            if u_b.shape != (6,) or not np.all(np.isfinite(u_b)):
+                raise ValueError(f"base_force must be a finite (6,) [torque, force], got {u_b}")
+        tau = np.empty(self.n)
+        a_b = np.zeros(6 if m.floating else 0)
+        ints, reals = m.packed
+        joint_torque_kernel(
+            ints, reals, m.gravity, m.floating, self._v0, q, v, acc, base_force is not None,
+            u_b, tau, a_b,
+        )  # fmt: skip
+        return tau, a_b
 
     def __call__(
         self,
@@ -279,52 +289,49 @@ class ArmController:
         self.posture = None if posture is None else np.array(posture, float)
         self.posture_gain = float(posture_gain)
         frame_pose(model, model.neutral_configuration(), frame)  # checks the frame name
-        self._is_named = frame in {f.name for f in model.frames}
+        self._body, self._place = frame_target(model, frame)
+        self._named = frame in {f.name for f in model.frames}
+
+    def kernel_params(self) -> ArmLawParams:
+        """The :data:`ArmLawParams` of this controller as it is now (for the kernels)."""
+        m, n = self.model, self.law.n
+        ints, reals = m.packed
+        lo, hi = _limits(self.limits, n)
+        posture = self.posture
+        return ArmLawParams(
+            ints, reals, m.gravity, m.floating, m.neutral_configuration(), self.law._q0,
+            self.law._v0, self._body, np.ascontiguousarray(self._place, dtype=float),
+            self._named, lo, hi, self.limits is not None, self.limit_margin,
+            np.ascontiguousarray(self.law.kp, dtype=float),
+            np.ascontiguousarray(self.law.kd, dtype=float), self.ik_tol,
+            self.ik_max_iterations, _IK_DAMPING, _IK_MAX_STEP,
+            np.zeros(n) if posture is None else np.ascontiguousarray(posture, dtype=float),
+            posture is not None, self.posture_gain,
+        )  # fmt: skip
 
     def joint_reference(self, reference: PoseReference) -> tuple[JointReference, IKResult]:
-        """(JointReference, IKResult) for a task-space reference; advances ``seed``."""
-        m, n = self.model, self.law.n
-        ik = solve_ik(
-            m,
-            reference.pose,
-            self.seed,
-            frame=self.frame,
-            limits=self.limits,
-            tol=self.ik_tol,
-            max_iterations=self.ik_max_iterations,
-            posture=self.posture,
-            posture_gain=self.posture_gain,
+        """(JointReference, IKResult) for a task-space reference; advances ``seed``
+        (:func:`joint_reference_kernel`)."""
+        P, n = self.kernel_params(), self.law.n
+        self.seed = np.array(self.seed, dtype=float)
+        q_r, v_r, a_r = np.empty(n), np.empty(n), np.empty(n)
+        e, J = np.empty(6), np.empty((6, n))
+        code, it = joint_reference_kernel(
+            P, self.seed, reference.pose, reference.twist, reference.acc, q_r, v_r, a_r, e, J
         )
-        self.seed = ik.joints.copy()
-        qa = m.neutral_configuration()
-        qa[self.law._q0 :] = ik.joints
-        J = ik.jacobian  # LOCAL, at the IK solution
-        side = np.zeros(n)  # +1 at an upper limit, -1 at a lower one
-        if self.limits is not None:
-            side[ik.joints >= self.limits[:, 1] - self.limit_margin] = 1.0
-            side[ik.joints <= self.limits[:, 0] + self.limit_margin] = -1.0
-        v_ref, free = _right_inverse(J, reference.twist, side)
-        va = np.zeros(m.nv)
-        va[self.law._v0 :] = v_ref
-        kin = forward_kinematics(m, qa, va, np.zeros(m.nv))
-        if self._is_named:
-            jdot_v = kin.frame_acc[m.frame_index(self.frame)]
-        else:
-            jdot_v = kin.acc[m.body_index(self.frame)]
-        a_ref, _ = _right_inverse(J, reference.acc - jdot_v, np.zeros(n), free)
-        return JointReference(ik.joints, v_ref, a_ref), ik
+        at_limit = (q_r <= P.lo + LIMIT_TOL) | (q_r >= P.hi - LIMIT_TOL)
+        ik = IKResult(q_r.copy(), _STATUS[code], e, it, at_limit, J)
+        return JointReference(q_r, v_r, a_r), ik
 
     def task_error(self, state: State, reference: PoseReference) -> PoseError:
-        """End-effector pose and twist error (PoseError) relative to the reference."""
-        m, n = self.model, self.law.n
+        """End-effector pose and twist error (PoseError) relative to the reference
+        (:func:`task_error_kernel`)."""
         q, v = self.law._state(state)
-        qa = q.copy()
-        if m.floating:
-            qa[:8] = m.neutral_configuration()[:8]  # pose relative to the base body
-        J = frame_jacobian(m, qa, self.frame, Reference.LOCAL)[:, m.nv - n :]
-        return pose_error(
-            frame_pose(m, qa, self.frame), reference.pose, J @ v[m.nv - n :], reference.twist
+        e_dq, e_log, e_twist = np.empty(8), np.empty(6), np.empty(6)
+        task_error_kernel(
+            self.kernel_params(), q, v, reference.pose, reference.twist, e_dq, e_log, e_twist
         )
+        return PoseError(e_dq, e_log, e_twist)
 
     def torque(
         self, state: State, acc: ArrayLike, base_force: ArrayLike | None = None
@@ -353,11 +360,143 @@ class ArmController:
         )
 
 
-def _right_inverse(J, x, side, free=None):
-    """Minimum-norm ``y`` with ``J y = x`` over the ``free`` joints (all by default),
-    freezing joints on a limit that ``y`` would push further out
-    (:func:`~dqspace.control.ik.right_inverse`).  Returns ``(y, free)``."""
-    free = np.ones(J.shape[1], bool) if free is None else free.copy()
-    c = np.ascontiguousarray
-    y = right_inverse(c(J, float), c(x, float), c(side, float), free)
-    return y, free
+# ------------------------------------------------------------------ compiled kernels
+
+#: What the compiled arm law reads (built once by :meth:`ArmController.kernel_params`):
+#: the controller model (``ints``, ``reals`` from ``Model.packed``, ``gravity`` (3,)),
+#: ``floating`` (bool), ``q_neutral`` (nq,), the first arm index in q and v (``q0``,
+#: ``v0``), the end-effector ``body`` and its ``place`` (8,) on it (``named``: a named
+#: frame, else the body itself), the joint limits ``lo``, ``hi`` (n,) [rad or m] and
+#: ``limited`` (bool), ``limit_margin`` [rad], the gains ``kp`` (n,) [1/s^2], ``kd`` (n,)
+#: [1/s], and the IK's ``ik_tol``, ``ik_max_iterations``, ``ik_damping``, ``ik_max_step``,
+#: ``posture`` (n,), ``use_posture`` (bool), ``posture_gain``.
+ArmLawParams = namedtuple(
+    "ArmLawParams",
+    [
+        "ints", "reals", "gravity", "floating", "q_neutral", "q0", "v0", "body", "place",
+        "named", "lo", "hi", "limited", "limit_margin", "kp", "kd", "ik_tol",
+        "ik_max_iterations", "ik_damping", "ik_max_step", "posture", "use_posture",
+        "posture_gain",
+    ],
+)  # fmt: skip
+
+_NO_FEXT = np.zeros((0, 6))
+_IK_DAMPING, _IK_MAX_STEP = 1e-6, 0.5  # solve_ik's defaults
+
+
+@njit(cache=True)
+def joint_reference_kernel(P, seed, pose, twist, acc, q_r, v_r, a_r, e, J):
+    """Joint references ``(theta_r, theta_r', theta_r'')`` of an end-effector reference
+    (step 1 of the module docstring): IK warm-started from ``seed`` (n,), which is advanced
+    to the solution; ``pose`` (8,), ``twist``, ``acc`` (6,) the reference relative to the
+    root; writes ``q_r``, ``v_r``, ``a_r`` (n,), the IK residual ``e`` (6,) and the LOCAL
+    Jacobian ``J`` (6, n) at the solution.  Returns the IK's ``(status code, trial steps)``.
+    """
+    n = seed.shape[0]
+    nv = P.v0 + n
+    qa = P.q_neutral.copy()
+    status, it = ik_kernel(
+        P.ints, P.reals, qa, P.q0, P.v0, P.body, P.place, pose, seed, P.lo, P.hi, P.ik_tol,
+        P.ik_max_iterations, P.ik_damping, P.ik_max_step, P.posture, P.use_posture,
+        P.posture_gain, q_r, e, J,
+    )  # fmt: skip
+    qa[:] = P.q_neutral
+    side = np.zeros(n)  # +1 at an upper limit, -1 at a lower one
+    for j in range(n):
+        seed[j] = q_r[j]
+        qa[P.q0 + j] = q_r[j]
+        if P.limited:
+            if q_r[j] >= P.hi[j] - P.limit_margin:
+                side[j] = 1.0
+            if q_r[j] <= P.lo[j] + P.limit_margin:
+                side[j] = -1.0
+    free = np.ones(n, dtype=np.bool_)
+    v_r[:] = right_inverse(J, twist, side, free)
+    va = np.zeros(nv)
+    for j in range(n):
+        va[P.v0 + j] = v_r[j]
+    nb = P.ints.shape[0]
+    tw = np.empty((nb, 6))
+    ab = np.empty((nb, 6))
+    body_motions(P.ints, P.reals, qa, va, np.zeros(nv), tw, ab)
+    jdot_v = np.empty(6)
+    if P.named:
+        dv_frame_change(P.place, ab[P.body], jdot_v)
+    else:
+        jdot_v[:] = ab[P.body]
+    a_r[:] = right_inverse(J, acc - jdot_v, np.zeros(n), free)
+    return status, it
+
+
+@njit(cache=True)
+def joint_torque_kernel(
+    ints, reals, gravity, floating, v0, q, v, acc, use_base_force, u_b, tau, a_b
+):
+    """Joint torques ``tau`` (n,) that produce the joint accelerations ``acc`` (n,), and the
+    base acceleration ``a_b`` (6,) assumed (step 2 of the module docstring): zero, or, with
+    ``use_base_force``, the one the base's generalized force ``u_b`` ``[torque, force]``
+    causes, ``a_b = M_bb^-1 (u_b - ID(q, v, [0; acc])_b)``.  ``a_b`` is left untouched
+    for a fixed base."""
+    nv = v.shape[0]
+    n = acc.shape[0]
+    a = np.zeros(nv)
+    for j in range(n):
+        a[v0 + j] = acc[j]
+    full = np.empty(nv)
+    force = np.empty((ints.shape[0], 6))
+    rnea(ints, reals, gravity, q, v, a, _NO_FEXT, full, force)
+    for j in range(n):
+        tau[j] = full[v0 + j]
+    if not floating:
+        return
+    if not use_base_force:
+        a_b[:] = 0.0
+        return
+    M = np.empty((nv, nv))
+    crba(ints, reals, q, M)
+    a_b[:] = np.linalg.solve(M[:6, :6], u_b - full[:6])
+    for j in range(n):
+        s = 0.0
+        for c in range(6):
+            s += M[6 + j, c] * a_b[c]
+        tau[j] += s
+
+
+@njit(cache=True)
+def task_error_kernel(P, q, v, pose, twist, e_dq, e_log, e_twist):
+    """End-effector pose and twist error relative to the reference (``pose`` (8,), ``twist``
+    (6,), relative to the root), measured with the base at the origin: writes ``e_dq``
+    (8,), ``e_log``, ``e_twist`` (6,) (:func:`~dqspace.control.pose_error.pose_error_kernel`)."""
+    nb = P.ints.shape[0]
+    nv = v.shape[0]
+    n = P.lo.shape[0]
+    qa = q.copy()
+    if P.floating:
+        qa[:8] = P.q_neutral[:8]
+    rel = np.empty((nb, 8))
+    pose_b = np.empty((nb, 8))
+    poses(P.ints, P.reals, qa, rel, pose_b)
+    pf = np.empty(8)
+    dq_mul(pose_b[P.body], P.place, pf)
+    Jf = np.empty((6, nv))
+    frame_jacobian(P.ints, P.reals, pose_b, P.body, P.place, Jf)
+    tw = np.zeros(6)
+    for i in range(6):
+        s = 0.0
+        for j in range(nv - n, nv):
+            s += Jf[i, j] * v[j]
+        tw[i] = s
+    pose_error_kernel(pf, pose, tw, twist, e_dq, e_log, e_twist)
+
+
+@njit(cache=True)
+def joint_acceleration_kernel(kp, kd, q0, v0, q, v, q_r, v_r, a_r, acc, err, rate_err):
+    """Commanded joint accelerations ``a_m = theta_r'' + k_d (theta_r' - theta') + k_p
+    (theta_r - theta)`` (n,) into ``acc``, the errors ``theta_r - theta`` and ``theta_r' -
+    theta'`` into ``err`` and ``rate_err``; the arm starts at ``q0`` in q, ``v0`` in v."""
+    for j in range(acc.shape[0]):
+        e = q_r[j] - q[q0 + j]
+        de = v_r[j] - v[v0 + j]
+        err[j] = e
+        rate_err[j] = de
+        acc[j] = a_r[j] + kd[j] * de + kp[j] * e

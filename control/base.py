@@ -23,18 +23,29 @@ about the same origin: ``tau_vscmg = torque - H_t sigma`` (P48).
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq import frame_change, swap
-from ..multibody import Model, inverse_dynamics
-from .pd import PDGains, State, _root_state, dual_pd
-from .pose_error import PoseError, pose_error
+from ..dq import swap
+from ..dq.kernels import dv_frame_change
+from ..multibody import Model, check_configuration
+from ..multibody.kernels import rnea
+from .pd import PDGains, State, dual_pd_kernel
+from .pose_error import PoseError, pose_error_kernel
 from .trajectories import PoseReference
 
-__all__ = ["BaseCommand", "BaseController"]
+__all__ = ["BaseCommand", "BaseController", "BaseLawParams", "base_law_kernel", "reaction_kernel"]
+
+#: What the compiled base law reads (:meth:`BaseController.kernel_params`): the model
+#: (``ints``, ``reals``, ``gravity``) and the four gain vectors (3,) of :class:`PDGains`.
+BaseLawParams = namedtuple(
+    "BaseLawParams", ["ints", "reals", "gravity", "kp_rot", "kp_trans", "kd_rot", "kd_trans"]
+)
+_NO_FEXT = np.zeros((0, 6))
 
 
 @dataclass(frozen=True)
@@ -97,29 +108,99 @@ class BaseController:
         self.model = model
         self.gains = gains
 
+    def kernel_params(self) -> BaseLawParams:
+        """The :data:`BaseLawParams` of this controller (for the kernels)."""
+        ints, reals = self.model.packed
+        g = self.gains
+        return BaseLawParams(
+            ints, reals, self.model.gravity, g.kp_rot, g.kp_trans, g.kd_rot, g.kd_trans
+        )
+
+    def _state(self, state):
+        m = self.model
+        q = np.asarray(state.q, float)
+        v = np.asarray(state.v, float)
+        if q.shape != (m.nq,) or v.shape != (m.nv,):
+            raise ValueError(
+                f"state must have q ({m.nq},) and v ({m.nv},), got {q.shape} and {v.shape}"
+            )
+        q = check_configuration(m, q, "state.q")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"state.v must be finite, got {v}")
+        return q, np.ascontiguousarray(v)
+
+    def _arm_acc(self, arm_acc):
+        a = np.ascontiguousarray(arm_acc, dtype=float)
+        if a.shape != (self.model.nv - 6,):
+            raise ValueError(f"arm_acc must have shape ({self.model.nv - 6},), got {a.shape}")
+        return a
+
     def feedforward(
         self, state: State, arm_acc: ArrayLike, base_acc: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """``swap(ID(q, v, [base_acc; arm_acc])[:6])``: the wrench ``[f, tau]`` (6,) the base
-        needs to accelerate by ``base_acc`` (default zero) while the arm moves."""
-        m = self.model
-        arm_acc = np.asarray(arm_acc, float)
-        if arm_acc.shape != (m.nv - 6,):
-            raise ValueError(f"arm_acc must have shape ({m.nv - 6},), got {arm_acc.shape}")
-        a = np.zeros(m.nv)
-        if base_acc is not None:
-            a[:6] = base_acc
-        a[6:] = arm_acc
-        return swap(inverse_dynamics(m, state.q, state.v, a)[:6])
+        needs to accelerate by ``base_acc`` (default zero) while the arm moves
+        (:func:`reaction_kernel`, negated)."""
+        q, v = self._state(state)
+        a_b = np.zeros(6) if base_acc is None else np.ascontiguousarray(base_acc, dtype=float)
+        out = np.empty(6)
+        ints, reals = self.model.packed
+        reaction_kernel(ints, reals, self.model.gravity, q, v, a_b, self._arm_acc(arm_acc), out)
+        return -out
 
     def __call__(
         self, t: float, state: State, reference: PoseReference, *, arm_acc: ArrayLike | None = None
     ) -> BaseCommand:
-        dq_IB, w_IB_B = _root_state(state)
-        err = pose_error(dq_IB, reference.pose, w_IB_B, reference.twist)
-        fb = dual_pd(err, self.gains)
-        if arm_acc is None:
-            ff = np.zeros(6)
-        else:
-            ff = self.feedforward(state, arm_acc, frame_change(err.dq, reference.acc))
-        return BaseCommand(wrench=fb + ff, feedback=fb, feedforward=ff, error=err)
+        q, v = self._state(state)
+        use_ff = arm_acc is not None
+        acc = self._arm_acc(arm_acc) if use_ff else np.zeros(self.model.nv - 6)
+        wrench, fb, ff = np.empty(6), np.empty(6), np.empty(6)
+        e, e_log, e_twist = np.empty(8), np.empty(6), np.empty(6)
+        base_law_kernel(
+            self.kernel_params(), q, v, reference.pose, reference.twist, reference.acc, use_ff,
+            acc, wrench, fb, ff, e, e_log, e_twist,
+        )  # fmt: skip
+        err = PoseError(dq=e, log=e_log, twist=e_twist)
+        return BaseCommand(wrench=wrench, feedback=fb, feedforward=ff, error=err)
+
+
+@njit(cache=True)
+def reaction_kernel(ints, reals, gravity, q, v, base_acc, arm_acc, out):
+    """``out = -swap(ID(q, v, [base_acc; arm_acc])[:6])`` (6,) ``[f, tau]``: the arm's
+    reaction on a base accelerating by ``base_acc`` (6,) while the arm's joints accelerate
+    by ``arm_acc`` (nv - 6,) (plus the base's own inertial and gyroscopic terms; the
+    negated feedforward of P47)."""
+    nv = v.shape[0]
+    a = np.empty(nv)
+    for j in range(6):
+        a[j] = base_acc[j]
+    for j in range(nv - 6):
+        a[6 + j] = arm_acc[j]
+    tau = np.empty(nv)
+    force = np.empty((ints.shape[0], 6))
+    rnea(ints, reals, gravity, q, v, a, _NO_FEXT, tau, force)
+    for j in range(3):
+        out[j] = -tau[3 + j]
+        out[3 + j] = -tau[j]
+
+
+@njit(cache=True)
+def base_law_kernel(P, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, e_log, e_twist):
+    """The base law (P46 + P47) of :class:`BaseController`, compiled: the pose and twist
+    error of the base ``q[:8]``, ``v[:6]`` relative to the reference (``pose`` (8,),
+    ``twist``, ``acc`` (6,), inertial frame) into ``e``, ``e_log``, ``e_twist``; the PD
+    wrench ``fb`` (6,) ``[f, tau]``; with ``use_ff`` the feedforward ``ff`` (6,) of the
+    arm's planned joint accelerations ``arm_acc`` and the reference acceleration carried
+    into the base frame (zeros otherwise); ``wrench = fb + ff``."""
+    pose_error_kernel(q[:8], pose, v[:6], twist, e, e_log, e_twist)
+    dual_pd_kernel(P.kp_rot, P.kp_trans, P.kd_rot, P.kd_trans, e_log, e_twist, fb)
+    if use_ff:
+        a_b = np.empty(6)
+        dv_frame_change(e, acc, a_b)
+        reaction_kernel(P.ints, P.reals, P.gravity, q, v, a_b, arm_acc, ff)
+        for j in range(6):
+            ff[j] = -ff[j]
+    else:
+        ff[:] = 0.0
+    for j in range(6):
+        wrench[j] = fb[j] + ff[j]

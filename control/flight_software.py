@@ -35,17 +35,53 @@ linearisation), so that both compute the same commands:
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 from ..dq import swap
-from .base import BaseController
+from .arm import (
+    ArmCommand,
+    ArmController,
+    joint_acceleration_kernel,
+    joint_reference_kernel,
+    joint_torque_kernel,
+    task_error_kernel,
+)
+from .base import BaseCommand, BaseController, base_law_kernel, reaction_kernel
+from .ik import _STATUS, LIMIT_TOL, IKResult
 from .pd import PDGains, State
+from .pose_error import PoseError
+from .trajectories import JointReference
 
-__all__ = ["StationKeepingLaw", "LawOutput"]
+__all__ = ["StationKeepingLaw", "LawOutput", "LawWork", "law_work", "station_keeping_kernel"]
+
+#: The arrays one tick of :func:`station_keeping_kernel` writes (:func:`law_work` makes
+#: them): the base ``wrench``, ``feedback``, ``feedforward``, ``reaction`` (6,) ``[f,
+#: tau]`` [N, N m]; the arm's ``tau``, ``acc`` (n,) and ``base_acc`` (6,); the joint
+#: references ``q_r``, ``v_r``, ``a_r`` and errors ``joint_err``, ``joint_rate_err`` (n,);
+#: the IK residual ``ik_e`` (6,), Jacobian ``J`` (6, n) and ``ik_info`` (2,) (status code,
+#: trial steps); the end-effector error ``ee_dq`` (8,), ``ee_log``, ``ee_twist`` (6,); the
+#: base error ``base_dq`` (8,), ``base_log``, ``base_twist`` (6,).
+LawWork = namedtuple(
+    "LawWork",
+    [
+        "wrench", "feedback", "feedforward", "reaction", "tau", "acc", "base_acc", "q_r",
+        "v_r", "a_r", "joint_err", "joint_rate_err", "ik_e", "J", "ik_info", "ee_dq",
+        "ee_log", "ee_twist", "base_dq", "base_log", "base_twist",
+    ],
+)  # fmt: skip
+
+
+def law_work(n: int) -> LawWork:
+    """Fresh :data:`LawWork` arrays for an arm of n joints."""
+    sizes = {"tau": n, "acc": n, "q_r": n, "v_r": n, "a_r": n, "joint_err": n}
+    sizes.update(joint_rate_err=n, ik_e=6, J=(6, n), ik_info=2, ee_dq=8, base_dq=8)
+    return LawWork(*(np.zeros(sizes.get(f, 6)) for f in LawWork._fields))
 
 
 @dataclass(frozen=True)
@@ -101,6 +137,8 @@ class StationKeepingLaw:
     def __call__(
         self, t: float, state: State, base_reference: Any, arm_reference: Any
     ) -> LawOutput:
+        if self.compiled:
+            return self._compiled(state, base_reference, arm_reference)
         arm_cmd = self.arm(t, state, arm_reference)
         acc = getattr(arm_cmd, "acc", None)
         ff_acc = acc if (self.feedforward and acc is not None) else None
@@ -123,3 +161,86 @@ class StationKeepingLaw:
         else:
             tau = np.asarray(arm_cmd.tau, dtype=float)
         return LawOutput(wrench, np.asarray(tau, dtype=float), ff, reaction, base_cmd, arm_cmd)
+
+    @property
+    def compiled(self) -> bool:
+        """True when both controllers are the built-in ones (:class:`ArmController`,
+        :class:`BaseController`): the tick then runs as :func:`station_keeping_kernel`."""
+        return type(self.arm) is ArmController and type(self.base) is BaseController
+
+    def _compiled(self, state, base_reference, arm_reference):
+        q, v = self.arm.law._state(state)
+        w = law_work(self.arm.law.n)
+        self.arm.seed = np.array(self.arm.seed, dtype=float)
+        station_keeping_kernel(
+            self.arm.kernel_params(), self.arm.seed, self.base.kernel_params(),
+            self.feedforward, q, v, arm_reference.pose, arm_reference.twist, arm_reference.acc,
+            base_reference.pose, base_reference.twist, base_reference.acc, w,
+        )  # fmt: skip
+        return law_output(w, self.arm.kernel_params())
+
+
+def law_output(w: LawWork, P) -> LawOutput:
+    """A :class:`LawOutput` (with the built-in controllers' commands) from a tick's
+    :data:`LawWork`; ``P`` the arm's ``ArmLawParams`` (for the joints at a limit)."""
+    ik = IKResult(
+        w.q_r.copy(), _STATUS[int(w.ik_info[0])], w.ik_e.copy(), int(w.ik_info[1]),
+        (w.q_r <= P.lo + LIMIT_TOL) | (w.q_r >= P.hi - LIMIT_TOL), w.J.copy(),
+    )  # fmt: skip
+    task = PoseError(w.ee_dq.copy(), w.ee_log.copy(), w.ee_twist.copy())
+    arm_cmd = ArmCommand(
+        tau=w.tau.copy(), acc=w.acc.copy(), base_acc=w.base_acc.copy(),
+        joint_reference=JointReference(w.q_r.copy(), w.v_r.copy(), w.a_r.copy()),
+        joint_error=w.joint_err.copy(), task_error=task, ik=ik,
+    )  # fmt: skip
+    base_err = PoseError(w.base_dq.copy(), w.base_log.copy(), w.base_twist.copy())
+    base_cmd = BaseCommand(
+        wrench=w.wrench.copy(), feedback=w.feedback.copy(), feedforward=w.feedforward.copy(),
+        error=base_err,
+    )  # fmt: skip
+    return LawOutput(
+        w.wrench.copy(), w.tau.copy(), w.feedforward.copy(), w.reaction.copy(), base_cmd, arm_cmd
+    )
+
+
+@njit(cache=True)
+def station_keeping_kernel(A, seed, B, feedforward, q, v, arm_pose, arm_twist, arm_acc,
+                           base_pose, base_twist, base_acc, w):  # fmt: skip
+    """One tick of :class:`StationKeepingLaw` with the built-in controllers, compiled.
+
+    ``A`` the arm's ``ArmLawParams``, ``seed`` (n,) its IK warm start (advanced), ``B`` the
+    base's ``BaseLawParams``; ``q``, ``v`` the controller model's state; the end-effector
+    reference (relative to the base) and the base reference (inertial), each a pose (8,),
+    twist and acceleration (6,).  Writes every array of ``w`` (:data:`LawWork`):
+
+    1. joint references by IK and the planned joint accelerations (the arm law);
+    2. the base wrench: dual PD plus, with ``feedforward``, the arm's reaction (P46, P47);
+       the reaction is computed either way;
+    3. the arm torques with the base acceleration the commanded base wrench causes;
+    4. the end-effector's pose and twist error (recorded).
+    """
+    code, it = joint_reference_kernel(
+        A, seed, arm_pose, arm_twist, arm_acc, w.q_r, w.v_r, w.a_r, w.ik_e, w.J
+    )
+    w.ik_info[0] = code
+    w.ik_info[1] = it
+    joint_acceleration_kernel(
+        A.kp, A.kd, A.q0, A.v0, q, v, w.q_r, w.v_r, w.a_r, w.acc, w.joint_err, w.joint_rate_err
+    )
+    base_law_kernel(
+        B, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench, w.feedback,
+        w.feedforward, w.base_dq, w.base_log, w.base_twist,
+    )  # fmt: skip
+    if feedforward:
+        for j in range(6):
+            w.reaction[j] = -w.feedforward[j]
+    else:
+        reaction_kernel(B.ints, B.reals, B.gravity, q, v, np.zeros(6), w.acc, w.reaction)
+    u_b = np.empty(6)  # swap(wrench): the base's generalized force [torque, force]
+    for j in range(3):
+        u_b[j] = w.wrench[3 + j]
+        u_b[3 + j] = w.wrench[j]
+    joint_torque_kernel(
+        A.ints, A.reals, A.gravity, A.floating, A.v0, q, v, w.acc, True, u_b, w.tau, w.base_acc
+    )
+    task_error_kernel(A, q, v, arm_pose, arm_twist, w.ee_dq, w.ee_log, w.ee_twist)

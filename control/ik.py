@@ -79,6 +79,11 @@ class IKStatus(Enum):
     MAX_ITERATIONS = "max_iterations"
 
 
+#: Status codes of :func:`ik_kernel` (index into :data:`_STATUS`).
+IK_CONVERGED, IK_STALLED, IK_MAX_ITERATIONS = 0, 1, 2
+_STATUS = (IKStatus.CONVERGED, IKStatus.STALLED, IKStatus.MAX_ITERATIONS)
+
+
 @dataclass(frozen=True)
 class IKResult:
     """Result of :func:`solve_ik`.
@@ -206,69 +211,37 @@ def solve_ik(
 
     q = model.neutral_configuration()
     body, place = frame_target(model, frame)
-    place = np.ascontiguousarray(place)
-    v0 = model.nv - n
-
-    def residual(theta, J=None):
-        """``e = 2 log(short-way q^_AD* o q^_AF)`` (6,); the Jacobian (6, n) into J if given."""
-        q[q0:] = theta
-        e = np.empty(6)
-        _ik_eval(
-            *model.packed,
-            q,
-            body,
-            place,
-            target,
-            e,
-            _NO_J if J is None else J,
-            J is not None,
-            v0,
-        )
-        return e
-
-    def newton(theta):
-        """Damped least squares from theta to the task; (theta, e, status, iterations)."""
-        J = np.empty((6, n))
-        J_trial = np.empty((6, n))
-        e = residual(theta, J)  # each evaluation also gives the Jacobian for the next step
-        mu = 1.0
-        status = IKStatus.MAX_ITERATIONS
-        it = 0
-        while True:
-            if np.abs(e).max() <= tol:
-                status = IKStatus.CONVERGED
-                break
-            if it >= max_iterations:
-                break
-            it += 1
-            d = _step(J, e, mu * (0.5 * float(e @ e) + damping), theta, lo, hi)
-            big = np.abs(d).max()
-            if big > max_step:
-                d *= max_step / big
-            trial = np.clip(theta + d, lo, hi)
-            e_trial = residual(trial, J_trial)
-            if e_trial @ e_trial < e @ e:  # accept, trust the linear model more
-                theta, e = trial, e_trial
-                J, J_trial = J_trial, J
-                mu = max(0.1 * mu, _MU_MIN)
-            else:  # reject, damp harder; no descent direction left: a local minimum
-                mu *= 10.0
-                if mu > _MU_MAX or big < 1e-14:
-                    status = IKStatus.STALLED
-                    break
-        return theta, e, status, it, J
-
-    theta, e, status, it, J = newton(np.clip(seed, lo, hi))
-    if posture is not None and status is IKStatus.CONVERGED:
-        # one step toward the posture in the task's null space, then back onto the task
-        pull = posture_gain * (posture - theta)
-        pull -= np.linalg.pinv(J) @ (J @ pull)
-        t2, e2, s2, it2, J2 = newton(np.clip(theta + pull, lo, hi))
-        it += it2
-        if s2 is IKStatus.CONVERGED:
-            theta, e, J = t2, e2, J2
+    ints, reals = model.packed
+    theta = np.empty(n)
+    e = np.empty(6)
+    J = np.empty((6, n))
+    use_posture = posture is not None
+    code, it = ik_kernel(
+        ints,
+        reals,
+        q,
+        q0,
+        model.nv - n,
+        body,
+        np.ascontiguousarray(place),
+        target,
+        seed,
+        lo,
+        hi,
+        float(tol),
+        int(max_iterations),
+        float(damping),
+        float(max_step),
+        posture if use_posture else seed,
+        use_posture,
+        float(posture_gain),
+        theta,
+        e,
+        J,
+    )
+    status = _STATUS[code]
     at_limit = (theta <= lo + LIMIT_TOL) | (theta >= hi - LIMIT_TOL)
-    return IKResult(theta.copy(), status, e, it, at_limit, J)
+    return IKResult(theta, status, e, it, at_limit, J)
 
 
 @njit(cache=True)
@@ -441,3 +414,90 @@ def right_inverse(J, x, side, free):
         if not pushed:
             break
     return y
+
+
+@njit(cache=True)
+def _newton(ints, reals, q, q0, v0, body, place, target, theta, lo, hi, tol, max_iterations,
+            damping, max_step, e, J):  # fmt: skip
+    """Damped least squares from ``theta`` (updated in place) to the task; ``e`` and ``J``
+    receive the residual and the Jacobian at the result.  Returns (status code, trial steps).
+    """
+    n = theta.shape[0]
+    J_trial = np.empty((6, n))
+    e_trial = np.empty(6)
+    trial = np.empty(n)
+    for j in range(n):
+        q[q0 + j] = theta[j]
+    _ik_eval(ints, reals, q, body, place, target, e, J, True, v0)
+    mu = 1.0
+    status = IK_MAX_ITERATIONS
+    it = 0
+    while True:
+        if np.abs(e).max() <= tol:
+            status = IK_CONVERGED
+            break
+        if it >= max_iterations:
+            break
+        it += 1
+        ee = np.dot(e, e)
+        d = _step(J, e, mu * (0.5 * ee + damping), theta, lo, hi)
+        big = np.abs(d).max()
+        if big > max_step:
+            d *= max_step / big
+        for j in range(n):
+            trial[j] = min(max(theta[j] + d[j], lo[j]), hi[j])
+            q[q0 + j] = trial[j]
+        _ik_eval(ints, reals, q, body, place, target, e_trial, J_trial, True, v0)
+        if np.dot(e_trial, e_trial) < ee:  # accept, trust the linear model more
+            theta[:] = trial
+            e[:] = e_trial
+            J[:, :] = J_trial
+            mu = max(0.1 * mu, _MU_MIN)
+        else:  # reject, damp harder; no descent direction left: a local minimum
+            mu *= 10.0
+            if mu > _MU_MAX or big < 1e-14:
+                status = IK_STALLED
+                break
+    return status, it
+
+
+@njit(cache=True)
+def ik_kernel(ints, reals, q, q0, v0, body, place, target, seed, lo, hi, tol, max_iterations,
+              damping, max_step, posture, use_posture, posture_gain, theta, e, J):  # fmt: skip
+    """The compiled solver behind :func:`solve_ik` (see the module docstring); trusts its
+    inputs.
+
+    ``q`` (nq,) the model's neutral configuration (its arm entries ``q0:`` are overwritten),
+    ``v0`` the first arm column of the Jacobian, ``body``/``place`` the frame
+    (:func:`~dqspace.multibody.kinematics.frame_target`), ``target`` (8,), ``seed``,
+    ``lo``, ``hi`` (n,) [rad or m], ``posture`` (n,) read when ``use_posture``.  Writes the
+    solution ``theta`` (n,), its residual ``e`` (6,) and Jacobian ``J`` (6, n); returns
+    ``(status code, trial steps)`` (:data:`IK_CONVERGED`, :data:`IK_STALLED`,
+    :data:`IK_MAX_ITERATIONS`).
+    """
+    n = theta.shape[0]
+    for j in range(n):
+        theta[j] = min(max(seed[j], lo[j]), hi[j])
+    status, it = _newton(
+        ints, reals, q, q0, v0, body, place, target, theta, lo, hi, tol, max_iterations,
+        damping, max_step, e, J,
+    )  # fmt: skip
+    if use_posture and status == IK_CONVERGED:
+        # one step toward the posture in the task's null space, then back onto the task
+        pull = posture_gain * (posture - theta)
+        pull -= np.linalg.pinv(J) @ (J @ pull)
+        t2 = np.empty(n)
+        for j in range(n):
+            t2[j] = min(max(theta[j] + pull[j], lo[j]), hi[j])
+        e2 = np.empty(6)
+        J2 = np.empty((6, n))
+        s2, it2 = _newton(
+            ints, reals, q, q0, v0, body, place, target, t2, lo, hi, tol, max_iterations,
+            damping, max_step, e2, J2,
+        )  # fmt: skip
+        it += it2
+        if s2 == IK_CONVERGED:
+            theta[:] = t2
+            e[:] = e2
+            J[:, :] = J2
+    return status, it

@@ -29,13 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import swap
 from .pose_error import PoseError, pose_error
 from .trajectories import PoseReference
 
-__all__ = ["PDGains", "State", "PDCommand", "dual_pd", "DualPD"]
+__all__ = ["PDGains", "State", "PDCommand", "dual_pd", "DualPD", "dual_pd_kernel"]
 
 
 def _gain(value, name, n=3):
@@ -172,10 +173,24 @@ def dual_pd(error: PoseError, gains: PDGains) -> NDArray[np.float64]:
     """
     if error.twist is None:
         raise ValueError("the PD law needs the twist error: build the PoseError with w_IB_B")
-    lg, we = error.log, error.twist
-    tau = -(gains.kp_rot * lg[..., :3] + gains.kd_rot * we[..., :3])
-    f = -(gains.kp_trans * lg[..., 3:] + gains.kd_trans * we[..., 3:])
-    return np.concatenate([f, tau], axis=-1)
+    lg, we = np.broadcast_arrays(np.asarray(error.log, float), np.asarray(error.twist, float))
+    L = np.ascontiguousarray(lg.reshape(-1, 6))
+    T = np.ascontiguousarray(we.reshape(-1, 6))
+    out = np.empty_like(L)
+    for i in range(L.shape[0]):
+        dual_pd_kernel(
+            gains.kp_rot, gains.kp_trans, gains.kd_rot, gains.kd_trans, L[i], T[i], out[i]
+        )
+    return out.reshape(lg.shape)
+
+
+@njit(cache=True)
+def dual_pd_kernel(kp_rot, kp_trans, kd_rot, kd_trans, e_log, e_twist, wrench):
+    """The dual PD law (P46) of one error: ``wrench`` (6,) ``[f, tau]`` from ``e_log`` and
+    ``e_twist`` (6,) (twist order) and the four gain vectors (3,) (:class:`PDGains`)."""
+    for j in range(3):
+        wrench[3 + j] = -(kp_rot[j] * e_log[j] + kd_rot[j] * e_twist[j])
+        wrench[j] = -(kp_trans[j] * e_log[3 + j] + kd_trans[j] * e_twist[3 + j])
 
 
 def _root_state(state):

@@ -23,12 +23,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import dq_conj, dq_log, dq_mul, frame_change
+from ..dq import kernels as D
 from ..dq.checks import as_float_array, check_unit_dq
 
-__all__ = ["PoseError", "dq_error", "twist_error", "pose_error", "shortest_sign"]
+__all__ = [
+    "PoseError",
+    "dq_error",
+    "twist_error",
+    "pose_error",
+    "shortest_sign",
+    "pose_error_kernel",
+]
 
 
 def shortest_sign(dq: ArrayLike) -> NDArray[np.float64]:
@@ -144,3 +153,26 @@ def pose_error(
     elif w_ID_D is not None:
         raise ValueError("w_ID_D was given without the body twist w_IB_B")
     return PoseError(dq=e, log=dq_log(e), twist=twist)
+
+
+@njit(cache=True)
+def pose_error_kernel(dq_IB, dq_ID, w_IB_B, w_ID_D, e, e_log, e_twist):
+    """:func:`pose_error` of one pose, compiled (trusts its inputs): writes ``e`` (8,) (the
+    short-way ``q^_ID* o q^_IB``), ``e_log`` (6,) and ``e_twist`` (6,) ``w_IB_B -
+    frame_change(e, w_ID_D)``.  The same dual-quaternion kernels as the public functions."""
+    c = np.empty(8)
+    D.dq_conj(dq_ID, c)
+    D.dq_mul(c, dq_IB, e)
+    flip = e[0] < 0.0
+    if e[0] == 0.0:  # half turn: the first non-zero vector component positive
+        for j in range(1, 4):
+            if e[j] != 0.0:
+                flip = e[j] < 0.0
+                break
+    if flip:
+        for j in range(8):
+            e[j] = -e[j]
+    D.dq_log(e, e_log)
+    D.dv_frame_change(e, w_ID_D, e_twist)
+    for j in range(6):
+        e_twist[j] = w_IB_B[j] - e_twist[j]
