@@ -40,6 +40,7 @@ itself is about 4.6 MB of it.
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import logging
 import math
@@ -53,7 +54,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq import quat_from_rpy_deg, rotation_matrix_from_quat, transform_from_dq
+from ..dq import dq_normalize, quat_from_rpy_deg, rotation_matrix_from_quat, transform_from_dq
 from ..multibody import JointType, Model, forward_kinematics
 from .units import format_quantity
 
@@ -324,38 +325,42 @@ class Visual:
     color: str | None
 
 
-def _numbers(el, key, n, default, what):
+def _numbers(el, key, n, default):
+    """n finite numbers of attribute ``key`` of ``el`` (``default`` when it is absent;
+    None: required)."""
     text = el.get(key) if el is not None else None
     if text is None:
+        if default is None:
+            raise ValueError(f"<{el.tag}> needs {key}=")
         return np.asarray(default, float)
     try:
         vals = np.array([float(x) for x in text.split()])
     except ValueError:
         vals = np.array([])
     if vals.shape != (n,) or not np.all(np.isfinite(vals)):
-        raise ValueError(f"{what}: {key}={text!r} must be {n} finite numbers")
+        raise ValueError(f"<{el.tag} {key}={text!r}>: expected {n} finite numbers")
     return vals
 
 
-def _origin_transform(el, what):
+def _origin_transform(el):
     T = np.eye(4)
-    xyz = _numbers(el, "xyz", 3, (0, 0, 0), what)
-    rpy = _numbers(el, "rpy", 3, (0, 0, 0), what)
+    xyz = _numbers(el, "xyz", 3, (0, 0, 0))
+    rpy = _numbers(el, "rpy", 3, (0, 0, 0))
     T[:3, :3] = rotation_matrix_from_quat(quat_from_rpy_deg(np.degrees(rpy)))
     T[:3, 3] = xyz
     return T
 
 
-def _rgba(el, what):
-    rgba = _numbers(el, "rgba", 4, (0.6, 0.6, 0.6, 1.0), what)
+def _rgba(el):
+    rgba = _numbers(el, "rgba", 4, (0.6, 0.6, 0.6, 1.0))
     r, g, b = (int(round(255 * float(np.clip(c, 0, 1)))) for c in rgba[:3])
     return f"rgb({r},{g},{b})"
 
 
 def _mesh_file(filename: str, urdf_dir: Path) -> Path:
     """Where a ``<mesh filename>`` is: ``package://pkg/rel`` is looked for as ``pkg/rel``
-    (then ``rel``) beside the URDF and in each folder above it; ``file://`` and plain
-    paths are taken as they are, relative to the URDF's folder."""
+    (then ``rel``) beside the URDF and in each folder above it; ``file://`` paths and plain
+    ones are taken as they are, a relative one from the URDF's folder."""
     if filename.startswith("file://"):
         return Path(filename[len("file://") :])
     if filename.startswith("package://"):
@@ -370,23 +375,41 @@ def _mesh_file(filename: str, urdf_dir: Path) -> Path:
     return p if p.is_absolute() else urdf_dir / p
 
 
+def _geometry(child, urdf_dir: Path) -> Mesh:
+    """The mesh of a ``<geometry>``'s element (ValueError or OSError if it cannot be)."""
+    if child.tag == "box":
+        return _box(_numbers(child, "size", 3, None))
+    if child.tag == "cylinder":
+        r = float(_numbers(child, "radius", 1, None)[0])
+        h = float(_numbers(child, "length", 1, None)[0])
+        return _cylinder(r, -0.5 * h, 0.5 * h)
+    if child.tag == "sphere":
+        return _sphere(float(_numbers(child, "radius", 1, None)[0]))
+    if child.tag == "mesh":
+        fname = child.get("filename", "")
+        mesh = read_mesh(_mesh_file(fname, urdf_dir))
+        return Mesh(mesh.vertices * _numbers(child, "scale", 3, (1, 1, 1)), mesh.faces)
+    raise ValueError(f"unknown geometry <{child.tag}>")
+
+
 def urdf_visuals(path: str | os.PathLike, *, max_vertices: int = MESH_VERTEX_BUDGET):
     """The ``<visual>`` geometry of every link of a URDF file.
 
     Boxes, cylinders (along z, centred) and spheres become meshes; ``<mesh filename
-    scale>`` reads an STL or OBJ file (see :func:`read_mesh`; ``package://`` as in
-    :func:`_mesh_file`).  The meshes read from files share ``max_vertices`` vertices in
-    proportion to their sizes (:func:`simplify_mesh`).
+    scale>`` reads an STL or OBJ file (see :func:`read_mesh`; ``package://pkg/rel`` is
+    looked for as ``pkg/rel``, then ``rel``, beside the URDF and in each folder above it).
+    The meshes read from files share ``max_vertices`` vertices in proportion to their
+    sizes (:func:`simplify_mesh`).
 
     Returns
     -------
     (visuals, problems) : list of Visual, and one line per visual that could not be drawn
-        (a missing or unreadable mesh file, an unknown geometry) -- its link is then drawn
-        as a stick model by :func:`animate`.
+        (a missing or unreadable mesh file, an unknown geometry, a malformed number),
+        naming the file, link and visual -- :func:`animate` draws such a link as a stick.
 
     Raises
     ------
-    ValueError : the file is not XML with a ``<robot>`` root, or a number is malformed
+    ValueError : the file is not XML with a ``<robot>`` root
     """
     path = Path(path)
     try:
@@ -399,46 +422,33 @@ def urdf_visuals(path: str | os.PathLike, *, max_vertices: int = MESH_VERTEX_BUD
     for m in root.findall("material"):
         c = m.find("color")
         if m.get("name") and c is not None:
-            materials[m.get("name")] = _rgba(c, f"{path}: material {m.get('name')!r}")
+            try:
+                materials[m.get("name")] = _rgba(c)
+            except ValueError:
+                pass  # a visual using it keeps the arm's colour
     out, problems, from_files = [], [], []
     for link in root.findall("link"):
         name = link.get("name", "")
         for k, vis in enumerate(link.findall("visual")):
             what = f"{path.name}: link {name!r} visual {k}"
             geom = vis.find("geometry")
-            child = geom[0] if geom is not None and len(geom) else None
-            mesh = None
-            if child is None:
+            if geom is None or len(geom) == 0:
                 problems.append(f"{what}: no <geometry>")
                 continue
-            if child.tag == "box":
-                mesh = _box(_numbers(child, "size", 3, None, what))
-            elif child.tag == "cylinder":
-                r = float(_numbers(child, "radius", 1, None, what)[0])
-                h = float(_numbers(child, "length", 1, None, what)[0])
-                mesh = _cylinder(r, -0.5 * h, 0.5 * h)
-            elif child.tag == "sphere":
-                mesh = _sphere(float(_numbers(child, "radius", 1, None, what)[0]))
-            elif child.tag == "mesh":
-                fname = child.get("filename", "")
-                f = _mesh_file(fname, path.parent)
-                try:
-                    mesh = read_mesh(f)
-                except (OSError, ValueError) as exc:
-                    problems.append(f"{what}: mesh {fname!r}: {exc}")
-                    continue
-                scale = _numbers(child, "scale", 3, (1, 1, 1), what)
-                mesh = Mesh(mesh.vertices * scale, mesh.faces)
-                from_files.append(len(out))
-            else:
-                problems.append(f"{what}: unknown geometry <{child.tag}>")
+            try:
+                mesh = _geometry(geom[0], path.parent)
+                placement = _origin_transform(vis.find("origin"))
+                mat = vis.find("material")
+                color = None
+                if mat is not None:
+                    c = mat.find("color")
+                    color = _rgba(c) if c is not None else materials.get(mat.get("name"))
+            except (OSError, ValueError) as exc:
+                problems.append(f"{what}: {exc}")
                 continue
-            mat = vis.find("material")
-            color = None
-            if mat is not None:
-                c = mat.find("color")
-                color = _rgba(c, what) if c is not None else materials.get(mat.get("name"))
-            out.append(Visual(name, _origin_transform(vis.find("origin"), what), mesh, color))
+            if geom[0].tag == "mesh":
+                from_files.append(len(out))
+            out.append(Visual(name, placement, mesh, color))
     total = sum(len(out[i].mesh.vertices) for i in from_files)
     if total > max_vertices:
         for i in from_files:
@@ -536,13 +546,9 @@ def _frame_samples(res, nq, frames):
 
 
 def _base_transforms(q8: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(n, 4, 4) from base poses (n, 8), normalised (a recorded pose is unit to ~1e-12)."""
-    r = q8[:, :4]
-    n = np.linalg.norm(r, axis=1, keepdims=True)
-    d = q8[:, 4:] / n
-    r = r / n
-    d = d - np.sum(r * d, axis=1, keepdims=True) * r
-    return transform_from_dq(np.hstack([r, d]))
+    """(n, 4, 4) from base poses (n, 8) (projected onto unit dual quaternions first: a
+    recorded pose is unit to ~1e-12)."""
+    return transform_from_dq(dq_normalize(q8))
 
 
 def _to_inertial(T_IB, p_B):
@@ -573,10 +579,11 @@ def _arm_bodies(model: Model, device_bodies: set) -> list[int]:
     return [k for k in range(1, model.nb) if k not in device_bodies]
 
 
-def _stick_arm(model, kin0, arm, ee_frame, skip):
-    """Stick model of the arm bodies not in ``skip``: link cylinders between joint origins
-    and to the end-effector frame, housings along the moving joints' axes."""
-    T0 = transform_from_dq(kin0.pose)
+def _stick_arm(model, arm, ee_frame, skip):
+    """Stick model of the arm bodies not in ``skip``: link cylinders from each body's origin
+    to its children's joints (where they are at zero joint position: a prismatic joint
+    slides from there) and to the end-effector frame, housings along the moving joints'
+    axes."""
     fb = model.frame_body
     ee_i = model.frame_index(ee_frame) if ee_frame in {f.name for f in model.frames} else None
     segs = []  # (body that carries it, start in its frame, end in its frame)
@@ -584,13 +591,10 @@ def _stick_arm(model, kin0, arm, ee_frame, skip):
         p = int(model.parent[k])
         if p == 0 or k in skip:
             continue  # the mount (inside the base) or a link drawn from its visuals
-        # from the parent's origin to this body's origin, carried by the parent
-        segs.append((p, np.zeros(3), np.linalg.inv(T0[p])[:3] @ np.r_[T0[k][:3, 3], 1.0]))
+        segs.append((p, np.zeros(3), transform_from_dq(model.joint_placement[k])[:3, 3]))
     if ee_i is not None and int(fb[ee_i]) not in skip:
         b = int(fb[ee_i])
         segs.append((b, np.zeros(3), transform_from_dq(model.frame_placement[ee_i])[:3, 3]))
-    elif ee_i is None and ee_frame in model.body_names:
-        pass  # the EE is a body origin: its segment is drawn above
     segs = [s for s in segs if np.linalg.norm(s[2] - s[1]) > 1e-6]
     reach = sum(float(np.linalg.norm(e - s)) for _, s, e in segs)
     r = float(np.clip(0.035 * reach, 0.01, 0.08)) if reach > 0 else 0.03
@@ -744,13 +748,12 @@ def _scene(res, frames) -> _Scene:
     size = float(cfg.get("base", {}).get("size", 0.3))
     dev_parts, devices = _devices(model, sy, res, idx, size)
     arm = _arm_bodies(model, devices)
-    kin0 = forward_kinematics(model, q[0])
     visual_parts, with_visuals = [], set()
     src = (cfg.get("arm") or {}).get("model", "")
     if sy is not None and src not in ("iiwa", "dh", ""):
         _check_urdf_unchanged(src, res)
         visual_parts, with_visuals = _visual_arm(model, src, arm)
-    parts, _ = _stick_arm(model, kin0, arm, ee_frame, with_visuals)
+    parts, _ = _stick_arm(model, arm, ee_frame, with_visuals)
     parts["arm"] = visual_parts + parts["arm"]
     parts["base"] = [_Part(0, np.eye(4), _box([size] * 3))]
     parts.update(_thrusters(sy, res, idx, size))
@@ -760,8 +763,6 @@ def _scene(res, frames) -> _Scene:
 
 
 def _check_urdf_unchanged(src, res):
-    import hashlib
-
     want = ((res.manifest.get("system") or {}).get("arm") or {}).get("sha256")
     try:
         have = hashlib.sha256(Path(src).read_bytes()).hexdigest()
@@ -868,8 +869,9 @@ def animation_figure(
     dict ``{"data", "layout", "frames"}`` (``plotly.graph_objects.Figure(d)`` makes a graph
     object of it): mesh traces (base, arm links and joints, thrusters, plumes, VSCMG and
     wheel discs and arrows) and scatter traces (end-effector reference path, recorded path,
-    reference point and marker).  ``frames[j]`` is named ``str(j)``, holds the moving
-    traces (indices in ``frames[j]["traces"]``) and shows sample ``frames[j]["t"]`` [s];
+    reference point and marker).  ``frames[j]`` is named ``str(j)`` and holds the moving
+    traces (indices in ``frames[j]["traces"]``); slider step j shows it, its ``value`` the
+    sample's time [s] (``repr`` of the float), its ``label`` the time as displayed;
     coordinates are typed arrays (:func:`typed_array`; ``"f4"`` for meshes and paths, the
     end-effector marker ``"f8"``).  Play/pause buttons and a slider whose labels are the
     times [s].
@@ -973,7 +975,6 @@ def animation_figure(
     frame_list = [
         {
             "name": str(j),
-            "t": float(scene.t[j]),
             "traces": [i for i, _ in moving],
             "data": [update(j) for _, update in moving],
         }
@@ -1077,8 +1078,9 @@ def _layout(res, cfg, t, lo, hi, fps, camera):
                 tickcolor="rgba(0,0,0,0)",
                 font=dict(size=1, color="rgba(0,0,0,0)"),
                 steps=[
-                    dict(method="animate", label=lab, args=[[str(j)], still])
-                    for j, lab in enumerate(labels)
+                    # value: the sample's time [s] in full; label: as displayed
+                    dict(method="animate", label=lab, value=repr(float(x)), args=[[str(j)], still])
+                    for j, (lab, x) in enumerate(zip(labels, t, strict=True))
                 ],
             )
         ],

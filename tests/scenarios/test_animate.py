@@ -15,6 +15,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 import pytransform3d.rotations as pr
 import pytransform3d.transformations as pt
@@ -83,9 +84,16 @@ def _in_frame(fig, j, name):
     return _points(f["data"][f["traces"].index(i)])
 
 
+def _times(fig):
+    """[s] of the frames, from the slider's step values (full precision)."""
+    steps = fig["layout"]["sliders"][0]["steps"]
+    assert [s["args"][0] for s in steps] == [[f["name"]] for f in fig["frames"]]
+    return np.array([float(s["value"]) for s in steps])
+
+
 def _sample(res, fig, j):
     """Index of the recorded sample frame j shows."""
-    (k,) = np.flatnonzero(res.t == fig["frames"][j]["t"])
+    (k,) = np.flatnonzero(res.t == _times(fig)[j])
     return k
 
 
@@ -125,13 +133,12 @@ def test_base_box_is_posed_by_the_base_dual_quaternion(sk, sk_fig):
 def test_frames_are_spread_samples_and_the_slider_says_their_times(sk, sk_fig):
     frames = sk_fig["frames"]
     assert len(frames) == 40
-    t = np.array([f["t"] for f in frames])
+    t = _times(sk_fig)
     assert t[0] == sk.t[0] and t[-1] == sk.t[-1]
     assert np.all(np.diff(t) > 0)
     assert np.ptp(np.diff(t)) <= 1.5 * np.min(np.diff(sk.t))  # evenly spread samples
     (slider,) = sk_fig["layout"]["sliders"]
     steps = slider["steps"]
-    assert [s["args"][0] for s in steps] == [[f["name"]] for f in frames]
     assert [float(s["label"]) for s in steps] == pytest.approx(t, abs=0.006)
     assert slider["currentvalue"]["suffix"] == " s"
     # never more frames than samples; one frame is allowed
@@ -210,6 +217,7 @@ def test_reaction_wheel_arrows_grow_with_wheel_speed(ur5):
     c = tips @ ratios / (ratios @ ratios)
     assert c > 0 and len(tips) > 20
     assert np.allclose(tips, c * ratios, atol=F32, rtol=0)  # float32 coordinates
+    go.Figure(fig)  # plotly's own schema accepts the figure
 
 
 def test_an_open_loop_run_is_drawn_at_its_recorded_positions(tmp_path):
@@ -264,7 +272,7 @@ def _visual(link, geometry, origin=None, color=None, material=None):
 @pytest.fixture(scope="module")
 def visual_run(tmp_path_factory):
     """The `dqspace new` arm with visuals: box, cylinder, sphere, STL meshes (binary via
-    package://, ASCII via a relative path), a missing mesh."""
+    package://, ASCII via a relative path), a missing mesh, a box without its size."""
     root = tmp_path_factory.mktemp("visual")
     assert main(["new", "vis", "--dir", str(root), "-q"]) == 0
     folder = root / "vis"
@@ -290,6 +298,7 @@ def visual_run(tmp_path_factory):
                                        "scale": "0.001 0.001 0.001"}))  # fmt: skip
     _visual(links["wrist2"], ("mesh", {"filename": "meshes/w2.stl"}))
     _visual(links["flange"], ("mesh", {"filename": "meshes/missing.stl"}))
+    _visual(links["arm_base"], ("box", {}))  # no size: reported, drawn as a stick
     tree.write(folder / "arm.urdf")
     res = run(
         load_scenario(folder / "scenario.toml", ["scenario.duration=0.3", "outputs.plots=false"]),
@@ -303,6 +312,7 @@ def test_urdf_visuals_are_drawn_on_their_links(visual_run, caplog):
     with caplog.at_level(logging.WARNING, logger="dqspace"):
         fig = A.animation_figure(res, frames=4)
     assert "missing.stl" in caplog.text and "stick" in caplog.text
+    assert "link 'arm_base' visual 0: <box> needs size=" in caplog.text
     plant = build_system(res.manifest["scenario"]).plant
     arm = fig["data"][_trace(fig, "arm links")]
     colors = set(arm["facecolor"])
