@@ -32,6 +32,9 @@ scenario and says when the run failed or was interrupted.
 The page opens at frame ``k`` with ``#frame=k`` after its address
 (``animation.html#frame=120``): what a screenshot of a given time needs.
 
+``format="gif"`` or ``"mp4"`` draws the same posed scene with matplotlib instead, one
+image per frame (mp4 needs an ffmpeg program or the imageio-ffmpeg package).
+
 Meshes are thinned by vertex clustering to :data:`MESH_VERTEX_BUDGET` vertices in all (each
 frame stores every vertex), which keeps a page of 200 frames to a few megabytes; plotly.js
 itself is about 4.6 MB of it.
@@ -46,6 +49,7 @@ import logging
 import math
 import os
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ARM_COLOR",
     "BASE_COLOR",
+    "FORMATS",
     "MAX_FRAMES",
     "MESH_VERTEX_BUDGET",
     "Mesh",
@@ -881,20 +886,8 @@ def animation_figure(
     ValueError : bad ``frames`` or ``fps``; a result without a resolved scenario, without
         ``q``, whose ``q`` does not fit the rebuilt system, or with no finite sample
     """
-    if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 1:
-        raise ValueError(f"frames must be a positive whole number, got {frames!r}")
-    if fps is not None and (
-        isinstance(fps, bool)
-        or not isinstance(fps, (int, float))
-        or not math.isfinite(fps)
-        or fps <= 0
-    ):
-        raise ValueError(f"fps must be a positive number of frames per second, got {fps!r}")
-    if "q" not in results:
-        raise ValueError("the result has no configuration series 'q' to animate")
-    cfg = _scenario_config(results)
-    scene = _scene(results, int(frames))
-    verts, ee = _posed(scene)
+    pose = _prepare(results, frames, fps)
+    scene, verts, ee = pose.scene, pose.verts, pose.ee
     nF = len(scene.t)
 
     traces, moving = [], []  # moving: (trace index, function of the frame -> its update)
@@ -980,15 +973,52 @@ def animation_figure(
         }
         for j in range(nF)
     ]
+    az = _view_azimuth(ee, scene.q[:, :8], pose.hi - pose.lo)
+    camera = dict(
+        eye=dict(x=_EYE[0] * math.cos(az), y=_EYE[0] * math.sin(az), z=_EYE[1]),
+        up=dict(x=0, y=0, z=1),
+    )
+    return {
+        "data": traces,
+        "layout": _layout(results, pose.cfg, scene.t, pose.lo, pose.hi, pose.fps, camera),
+        "frames": frame_list,
+    }
+
+
+@dataclass
+class _Posed:
+    """A scene posed frame by frame (what the page and the video draw)."""
+
+    cfg: dict
+    scene: _Scene
+    verts: dict  # group -> (n_frames, n, 3) [m]
+    ee: NDArray[np.float64]  # (n_frames, 3) [m]
+    lo: NDArray[np.float64]  # (3,) axis limits [m]
+    hi: NDArray[np.float64]
+    fps: float  # [frames/s]
+
+
+def _prepare(results, frames, fps) -> _Posed:
+    if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 1:
+        raise ValueError(f"frames must be a positive whole number, got {frames!r}")
+    if fps is not None and (
+        isinstance(fps, bool)
+        or not isinstance(fps, (int, float))
+        or not math.isfinite(fps)
+        or fps <= 0
+    ):
+        raise ValueError(f"fps must be a positive number of frames per second, got {fps!r}")
+    if "q" not in results:
+        raise ValueError("the result has no configuration series 'q' to animate")
+    cfg = _scenario_config(results)
+    scene = _scene(results, int(frames))
+    verts, ee = _posed(scene)
     lo, hi = _bounds(verts, [ee, scene.ee_path, scene.ref_path])
     duration = float(scene.t[-1] - scene.t[0])
     if fps is None:
-        fps = float(np.clip((nF - 1) / duration, *_FPS_RANGE)) if duration > 0 else 1.0
-    return {
-        "data": traces,
-        "layout": _layout(results, cfg, scene.t, lo, hi, fps, _camera(ee, scene.q[:, :8], hi - lo)),
-        "frames": frame_list,
-    }
+        n = len(scene.t)
+        fps = float(np.clip((n - 1) / duration, *_FPS_RANGE)) if duration > 0 else 1.0
+    return _Posed(cfg, scene, verts, ee, lo, hi, float(fps))
 
 
 def _offsets(parts):
@@ -1010,15 +1040,16 @@ def _time_label(t, step):
     return f"{t:.{digits}f}"
 
 
-def _camera(ee, q8, extent):
-    """A view from 50 deg to the right of the arm's side, slightly above: its horizontal
-    direction is from the base to the end-effector's mean position (where the task is)."""
+#: the camera's horizontal distance and height, in units of the scene's half-size
+_EYE = (1.85, 0.7)
+
+
+def _view_azimuth(ee, q8, extent) -> float:
+    """Azimuth [rad] of the view: 50 deg to the right of the arm's side, i.e. of the
+    direction from the base to the end-effector's mean position (where the task is)."""
     d = np.mean(ee, axis=0) - np.mean(_base_transforms(q8)[:, :3, 3], axis=0)
     az = math.atan2(d[1], d[0]) if math.hypot(d[0], d[1]) > 0.05 * float(extent[0]) else 0.0
-    az -= math.radians(50.0)
-    return dict(
-        eye=dict(x=1.85 * math.cos(az), y=1.85 * math.sin(az), z=0.7), up=dict(x=0, y=0, z=1)
-    )
+    return az - math.radians(50.0)
 
 
 def _layout(res, cfg, t, lo, hi, fps, camera):
@@ -1118,31 +1149,45 @@ _JUMP = """
 """
 
 
+FORMATS = ("html", "mp4", "gif")
+
+
 def animate(
     results: Results,
     path: str | os.PathLike,
     *,
     frames: int = MAX_FRAMES,
     fps: float | None = None,
+    format: str | None = None,
 ) -> Path:
-    """Write the run's 3-D animation as one self-contained HTML page.
+    """Write the run's 3-D animation: one self-contained HTML page, or a video.
 
     Parameters
     ----------
     results : Results (``Results.load(run_directory)``)
-    path : where to write the page (``.html``; its folder is created)
+    path : the file to write (its folder is created)
     frames, fps : see :func:`animation_figure`
+    format : ``"html"`` (the interactive page), ``"mp4"`` or ``"gif"`` (the same scene
+        drawn by matplotlib, 800 x 600 pixels, from the page's initial view); None: from
+        the suffix of ``path`` (``.mp4``, ``.gif``; anything else is a page)
 
     Returns
     -------
-    Path of the page: plotly.js is inline, so it opens offline; ``#frame=k`` after its
-    address opens it at frame k.
+    Path of the file.  A page has plotly.js inline, so it opens offline; ``#frame=k``
+    after its address opens it at frame k.
 
     Raises
     ------
-    ValueError : see :func:`animation_figure`
-    OSError : the page cannot be written (nothing is left half-written)
+    ValueError : see :func:`animation_figure`; an unknown format; mp4 without an ffmpeg
+        program or the imageio-ffmpeg package
+    OSError : the file cannot be written (nothing is left half-written)
     """
+    path = Path(path)
+    fmt = format or {".mp4": "mp4", ".gif": "gif"}.get(path.suffix.lower(), "html")
+    if fmt not in FORMATS:
+        raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if fmt != "html":
+        return _write_video(results, path, fmt, frames, fps)
     import plotly.io as pio
 
     from .storage import atomic_write_bytes
@@ -1163,7 +1208,131 @@ def animate(
     cfg = _scenario_config(results)
     title = f"{cfg['scenario'].get('name', 'run')}: dqspace animation"
     page = _PAGE.format(title=html.escape(title), body=body)
-    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, page.encode("utf-8"))
+    return path
+
+
+# ------------------------------------------------------------------ video
+
+
+def _rgba_array(colors) -> NDArray[np.float64]:
+    """(n, 4) RGBA in [0, 1] from ``#rrggbb`` or ``rgb(r,g,b)`` strings."""
+    out = np.ones((len(colors), 4))
+    for i, c in enumerate(colors):
+        if c.startswith("rgb("):
+            out[i, :3] = [int(x) / 255 for x in c[4:-1].split(",")]
+        else:
+            out[i, :3] = [int(c[k : k + 2], 16) / 255 for k in (1, 3, 5)]
+    return out
+
+
+def _video_writer(fmt, fps):
+    """(matplotlib writer, rcParams it needs)."""
+    from matplotlib import animation
+
+    if fmt == "gif":
+        return animation.PillowWriter(fps=fps), {}
+    exe = shutil.which("ffmpeg")
+    if exe is None:
+        try:
+            import imageio_ffmpeg
+
+            exe = imageio_ffmpeg.get_ffmpeg_exe()
+        except (ImportError, RuntimeError):
+            raise ValueError(
+                "mp4 needs the ffmpeg program on PATH or the imageio-ffmpeg package "
+                "(pip install imageio-ffmpeg); a gif or the HTML page needs neither"
+            ) from None
+    writer = animation.FFMpegWriter(fps=fps, codec="libx264", extra_args=["-pix_fmt", "yuv420p"])
+    return writer, {"animation.ffmpeg_path": exe}
+
+
+def _write_video(results, path, fmt, frames, fps):
+    """The scene of :func:`animation_figure` drawn by matplotlib, one image per frame."""
+    import matplotlib
+    from matplotlib import animation
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    pose = _prepare(results, frames, fps)
+    writer, rc = _video_writer(fmt, pose.fps)
+    scene, verts, ee = pose.scene, pose.verts, pose.ee
+    fig = Figure(figsize=(8, 6), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 0.92), projection="3d")
+    for set_lim, lo, hi in zip(
+        (ax.set_xlim, ax.set_ylim, ax.set_zlim), pose.lo, pose.hi, strict=True
+    ):
+        set_lim(lo, hi)
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_xlabel("x [m]"), ax.set_ylabel("y [m]"), ax.set_zlabel("z [m]")
+    az = _view_azimuth(ee, scene.q[:, :8], pose.hi - pose.lo)
+    ax.view_init(elev=math.degrees(math.atan2(_EYE[1], _EYE[0])), azim=math.degrees(az))
+    fig.suptitle(re.sub(r"</?b>", "", _title(results, pose.cfg)), fontsize=11)
+    meshes = []  # (group, faces, colours, opacity)
+    for g, parts in scene.parts.items():
+        if g in verts:
+            look = _GROUPS[g]
+            F = np.concatenate(
+                [p.mesh.faces + o for p, o in zip(parts, _offsets(parts), strict=True)]
+            )
+            fc = _face_colors(parts, look.color) or [look.color] * len(F)
+            meshes.append((g, F, _rgba_array(fc), look.opacity))
+    handles = [Patch(color=_GROUPS[g].color, label=_GROUPS[g].name) for g, *_ in meshes]
+    if scene.ref_path is not None:
+        (ref,) = ax.plot(
+            *scene.ref_path.T, color=REF_COLOR, ls="--", lw=1, label="EE reference path"
+        )
+        handles.append(ref)
+    (trail,) = ax.plot([], [], [], color=PATH_COLOR, lw=1.5, label="EE path (recorded)")
+    (marker,) = ax.plot([], [], [], "D", color=EE_COLOR, ms=4, label="end effector")
+    handles += [trail, marker]
+    fig.legend(
+        handles=handles, loc="upper left", fontsize=7, frameon=False, bbox_to_anchor=(0, 0.93)
+    )
+    stamp = fig.text(0.98, 0.93, "", ha="right", fontsize=10)
+    step = float(np.min(np.diff(scene.t))) if len(scene.t) > 1 else 1.0
+    drawn = []
+
+    def draw(j):
+        from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+        while drawn:
+            drawn.pop().remove()
+        for g, F, colors, alpha in meshes:
+            tri = verts[g][j][F]
+            keep = (
+                np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
+                > 1e-12
+            )
+            if keep.any():
+                pc = Poly3DCollection(
+                    tri[keep],
+                    facecolors=colors[keep],
+                    alpha=alpha,
+                    shade=True,
+                    edgecolors=colors[keep],  # shaded like the faces: no seams
+                    linewidths=0.3 if alpha == 1.0 else 0.0,  # (nor diagonals when clear)
+                )
+                ax.add_collection3d(pc)
+                drawn.append(pc)
+        if scene.ee_path is not None:
+            trail.set_data_3d(*scene.ee_path[: j + 1].T)
+        marker.set_data_3d(*ee[j : j + 1].T)
+        stamp.set_text(f"t = {_time_label(scene.t[j], step)} s")
+        return []
+
+    anim = animation.FuncAnimation(
+        fig, draw, frames=len(scene.t), interval=1000.0 / pose.fps, blit=False
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.partial{path.suffix}")
+    try:
+        with matplotlib.rc_context(rc):
+            anim.save(tmp, writer=writer, dpi=100)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path

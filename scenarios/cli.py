@@ -333,9 +333,9 @@ def _cmd_animate(args):
     from .storage import format_bytes
 
     res = Results.load(args.result)
-    out = Path(args.out) if args.out else Path(args.result) / "animation.html"
-    path = animate(res, out, frames=args.frames, fps=args.fps)
-    print(f"wrote {path} ({format_bytes(path.stat().st_size)}; opens offline in a browser)")
+    out = Path(args.out) if args.out else Path(args.result) / f"animation.{args.format or 'html'}"
+    path = animate(res, out, frames=args.frames, fps=args.fps, format=args.format)
+    print(f"wrote {path} ({format_bytes(path.stat().st_size)})")
     return OK
 
 
@@ -516,9 +516,15 @@ def build_parser():
         "end-effector's path and reference.",
     )
     an.add_argument("result", help="directory holding result.npz and manifest.json")
-    an.add_argument("--out", help="the page to write (default: <result>/animation.html)")
+    an.add_argument("--out", help="the file to write (default: <result>/animation.<format>)")
     an.add_argument("--frames", type=int, default=200, help="most frames (default 200)")
     an.add_argument("--fps", type=float, help="playback rate [frames/s] (default: real time, 1-30)")
+    an.add_argument(
+        "--format",
+        choices=("html", "mp4", "gif"),
+        help="html (interactive; the default) or a video drawn by matplotlib (mp4 needs "
+        "ffmpeg or imageio-ffmpeg); default: from --out's suffix",
+    )
     _add_common(an)
     an.set_defaults(func=_cmd_animate)
 

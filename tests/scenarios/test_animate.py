@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -417,6 +418,48 @@ def test_cli_writes_a_page_that_needs_no_network(sk_dir, tmp_path, capsys):
     assert not re.search(r"<(script|link|img)[^>]+(src|href)\s*=", html, re.IGNORECASE)
     assert main(["animate", str(sk_dir), "--frames", "0"]) == 2
     assert "frames must be" in _error_line(capsys)
+
+
+# ------------------------------------------------------------------ videos
+
+
+def test_a_gif_shows_the_scene_and_the_arm_moving(sk_dir, tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "sk.gif"
+    assert main(["animate", str(sk_dir), "--out", str(out), "--frames", "4", "-q"]) == 0
+    with Image.open(out) as im:
+        assert im.n_frames == 4 and im.size == (800, 600)
+        frames = []
+        for k in (0, 3):
+            im.seek(k)
+            frames.append(np.asarray(im.convert("RGB")))
+    first, last = frames
+    for img in frames:
+        assert len(np.unique(img.reshape(-1, 3), axis=0)) > 50
+        assert _arm_pixels(img).sum() > 1000
+    moved = np.any(np.abs(first.astype(int) - last.astype(int)) > 30, axis=2)
+    assert (moved & (_arm_pixels(first) | _arm_pixels(last))).sum() > 100
+
+
+def test_mp4_without_ffmpeg_is_a_clear_error_and_leaves_nothing(
+    sk_dir, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(A.shutil, "which", lambda name: None)
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import fails
+    assert main(["animate", str(sk_dir), "--format", "mp4", "--out", str(tmp_path / "a.mp4")]) == 2
+    assert "imageio-ffmpeg" in _error_line(capsys)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="format 'avi'"):
+        A.animate(Results.load(sk_dir), tmp_path / "a.avi", format="avi")
+
+
+def test_mp4_when_ffmpeg_is_there(sk, tmp_path):
+    if shutil.which("ffmpeg") is None:
+        pytest.importorskip("imageio_ffmpeg", reason="no ffmpeg program, no imageio-ffmpeg")
+    out = A.animate(sk, tmp_path / "a.mp4", frames=3)
+    assert out.stat().st_size > 1000
+    assert out.read_bytes()[4:8] == b"ftyp"  # an MP4 container
 
 
 # ------------------------------------------------------------------ a real browser
