@@ -5,14 +5,19 @@ visuals are drawn where the link is; bad input is one line and exit 2; and a rea
 (headless Chromium, no network) shows the scene and shows the arm move.
 """
 
+import asyncio
 import base64
 import colorsys
+import contextlib
+import json
 import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
+import urllib.request
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -512,3 +517,77 @@ def test_a_browser_shows_the_scene_and_the_arm_moving(sk, tmp_path):
     moved = np.any(np.abs(first.astype(int) - last.astype(int)) > 30, axis=2)
     where_arm = moved & (_arm_pixels(first) | _arm_pixels(last))
     assert where_arm.sum() > 300, (moved.sum(), where_arm.sum())
+
+
+@contextlib.contextmanager
+def _devtools(exe, tmp_path, url):
+    """Headless Chromium on ``url``, driven through the DevTools protocol (tornado's
+    websocket client): yields ``evaluate(js) -> value``."""
+    websocket = pytest.importorskip("tornado.websocket")
+    profile = tmp_path / "devtools-profile"
+    proc = subprocess.Popen(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
+         "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+         f"--user-data-dir={profile}", "--window-size=1000,800", "--remote-debugging-port=0",
+         url],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    loop = asyncio.new_event_loop()
+    try:
+        port_file = profile / "DevToolsActivePort"
+        for _ in range(600):
+            if port_file.exists() and len(port_file.read_text().split()) == 2:
+                break
+            time.sleep(0.1)
+        port = port_file.read_text().split()[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json") as r:
+            pages = [t for t in json.load(r) if t["type"] == "page"]
+
+        async def connect():  # inside the loop: tornado binds to the running one
+            return await websocket.websocket_connect(pages[0]["webSocketDebuggerUrl"])
+
+        ws = loop.run_until_complete(connect())
+        ids = iter(range(1, 10**6))
+
+        async def call(expression):
+            i = next(ids)
+            params = {"expression": expression, "returnByValue": True}
+            await ws.write_message(
+                json.dumps({"id": i, "method": "Runtime.evaluate", "params": params})
+            )  # noqa: E501
+            while True:
+                msg = json.loads(await ws.read_message())
+                if msg.get("id") == i:
+                    return msg["result"]["result"].get("value")
+
+        yield lambda js: loop.run_until_complete(call(js))
+        ws.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        loop.close()
+
+
+def test_the_play_button_plays_in_a_browser(sk, tmp_path):
+    exe = _chromium()
+    page = A.animate(sk, tmp_path / "sk.html", frames=20, fps=10.0)
+    with _devtools(exe, tmp_path, page.as_uri()) as run_js:
+        _play_to_the_end(run_js)
+
+
+def _play_to_the_end(run_js):
+    active = "document.getElementById('dqspace-animation')._fullLayout.sliders[0].active"
+    for _ in range(600):  # the page is drawn (a slow machine may take a while)
+        if run_js("document.body.getAttribute('data-frame')") == "0":
+            break
+        time.sleep(0.1)
+    assert run_js(active) == 0
+    run_js("document.querySelector('.updatemenu-button').dispatchEvent("
+           "new MouseEvent('click', {bubbles: true}))")  # fmt: skip
+    seen = {0}
+    for _ in range(1200):  # until the last frame (not a timing test: it waits as needed)
+        seen.add(run_js(active))
+        if 19 in seen:
+            break
+        time.sleep(0.05)
+    assert 19 in seen and len(seen) > 3  # it went through the frames to the end
