@@ -1031,9 +1031,11 @@ def _decimate(P, n):
     return P[np.unique(np.round(np.linspace(0, len(P) - 1, n)).astype(int))]
 
 
-def _time_label(t, step):
-    digits = max(0, min(3, int(math.ceil(-math.log10(step))) if step > 0 else 2))
-    return f"{t:.{digits}f}"
+def _time_labels(t) -> list[str]:
+    """The times ``t`` [s] with the fewest decimals (0 to 3) that write them all exactly."""
+    t = np.asarray(t, float)
+    digits = next((d for d in range(3) if np.allclose(np.round(t, d), t, rtol=0, atol=1e-9)), 3)
+    return [f"{x:.{digits}f}" for x in t]
 
 
 #: the camera's horizontal distance and height, in units of the scene's half-size
@@ -1049,8 +1051,7 @@ def _view_azimuth(ee, q8, extent) -> float:
 
 
 def _layout(res, cfg, t, lo, hi, fps, camera):
-    step = float(np.min(np.diff(t))) if len(t) > 1 else 1.0
-    labels = [_time_label(x, step) for x in t]
+    labels = _time_labels(t)
     still = dict(frame=dict(duration=0, redraw=True), mode="immediate", transition=dict(duration=0))
     play = dict(
         frame=dict(duration=1000.0 / fps, redraw=True),
@@ -1288,7 +1289,7 @@ def _write_video(results, path, fmt, frames, fps):
         handles=handles, loc="upper left", fontsize=7, frameon=False, bbox_to_anchor=(0, 0.93)
     )
     stamp = fig.text(0.98, 0.93, "", ha="right", fontsize=10)
-    step = float(np.min(np.diff(scene.t))) if len(scene.t) > 1 else 1.0
+    labels = _time_labels(scene.t)
     drawn = []
 
     def draw(j):
@@ -1316,7 +1317,7 @@ def _write_video(results, path, fmt, frames, fps):
         if scene.ee_path is not None:
             trail.set_data_3d(*scene.ee_path[: j + 1].T)
         marker.set_data_3d(*ee[j : j + 1].T)
-        stamp.set_text(f"t = {_time_label(scene.t[j], step)} s")
+        stamp.set_text(f"t = {labels[j]} s")
         return []
 
     anim = animation.FuncAnimation(
