@@ -1,4 +1,4 @@
-"""The ``dqspace`` command line: run, sweep, plot, list and show scenarios.
+"""The ``dqspace`` command line: run, sweep, plot, animate, list and show scenarios.
 
 Exit status:
 
@@ -327,6 +327,18 @@ def _cmd_plot(args):
     return OK
 
 
+def _cmd_animate(args):
+    from .animate import animate
+    from .results import Results
+    from .storage import format_bytes
+
+    res = Results.load(args.result)
+    out = Path(args.out) if args.out else Path(args.result) / f"animation.{args.format or 'html'}"
+    path = animate(res, out, frames=args.frames, fps=args.fps, format=args.format)
+    print(f"wrote {path} ({format_bytes(path.stat().st_size)})")
+    return OK
+
+
 def _cmd_demo(args):
     """A short tour of the dual-quaternion algebra."""
     import numpy as np
@@ -495,6 +507,26 @@ def build_parser():
     pl.add_argument("--formats", default="png,pdf", help="comma-separated: png, pdf")
     _add_common(pl)
     pl.set_defaults(func=_cmd_plot)
+
+    an = sub.add_parser(
+        "animate",
+        help="write a 3-D animation of a result directory (one HTML page)",
+        description="Write a self-contained HTML page (WebGL, opens offline) that plays the "
+        "run in 3-D: base, arm, thrusters and their plumes, VSCMGs or wheels, the "
+        "end-effector's path and reference.",
+    )
+    an.add_argument("result", help="directory holding result.npz and manifest.json")
+    an.add_argument("--out", help="the file to write (default: <result>/animation.<format>)")
+    an.add_argument("--frames", type=int, default=200, help="most frames (default 200)")
+    an.add_argument("--fps", type=float, help="playback rate [frames/s] (default: real time, 1-30)")
+    an.add_argument(
+        "--format",
+        choices=("html", "mp4", "gif"),
+        help="html (interactive; the default) or a video drawn by matplotlib (mp4 needs "
+        "ffmpeg or imageio-ffmpeg); default: from --out's suffix",
+    )
+    _add_common(an)
+    an.set_defaults(func=_cmd_animate)
 
     ls = sub.add_parser(
         "list",
