@@ -63,6 +63,8 @@ __all__ = [
     "plot_wheels",
     "plot_dynamics_check",
     "plot_all",
+    "figures",
+    "actuator_wrenches",
 ]
 
 
