@@ -1,4 +1,4 @@
-"""The ``dqspace`` command line: run, sweep, plot, animate, list and show scenarios.
+"""The ``dqspace`` command line: run, sweep, plot, report, animate, list and show scenarios.
 
 Exit status:
 
@@ -254,9 +254,10 @@ def _cmd_montecarlo(args):
         limit = format_quantity(r["limit"], unit, kind=r["metric"])
         verdict = "PASS" if r["ok"] else "FAIL"
         print(f"  {r['metric']} P{r['percentile']} = {value} {r['op']} {limit}: {verdict}")
+    figures = [p for p in ("montecarlo.png", "montecarlo_envelopes.png") if (out / p).is_file()]
     print(
         f"{len(df)} runs, {info['n_failed']} failed; wrote {out / 'metrics.csv'}, "
-        f"{out / 'montecarlo.json'}, {out / 'montecarlo.png'}"
+        f"{out / 'montecarlo.json'}, " + ", ".join(str(out / p) for p in figures)
     )
     return RUN_FAILED if info["n_failed"] else OK
 
@@ -315,14 +316,29 @@ def _cmd_new(args):
 
 
 def _cmd_plot(args):
-    from .plots import plot_all
     from .results import Results
 
-    out = Path(args.out) if args.out else Path(args.result)
-    res = Results.load(args.result)
-    files = plot_all(res, out, formats=[f.strip() for f in args.formats.split(",") if f.strip()])
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    bad = [f for f in formats if f not in ("png", "pdf", "svg")]
+    if bad or not formats:
+        raise _UserError(f"--formats {args.formats!r}: give png, pdf or svg, comma-separated")
+    paths = [Path(r) for r in args.result]
+    if len(paths) == 1 and (paths[0] / "sweep.json").is_file():
+        files = _plot_campaign(paths[0], args, formats)
+    elif len(paths) == 1:
+        from .plots import plot_all
+
+        out = Path(args.out) if args.out else paths[0]
+        files = plot_all(Results.load(paths[0]), out, formats=formats)
+    else:
+        from .campaign_plots import plot_runs, save
+
+        results = [Results.load(p) for p in paths]
+        out = Path(args.out) if args.out else paths[0].parent / "comparison"
+        fig = plot_runs(results, names=[p.name or str(p) for p in paths])
+        files = save(fig, out / "comparison", formats)
     if not files:
-        raise _UserError(f"{args.result}: nothing to plot in this result")
+        raise _UserError(f"{args.result[0]}: nothing to plot in this result")
     print("wrote " + ", ".join(str(p) for p in files))
     return OK
 
@@ -336,6 +352,37 @@ def _cmd_animate(args):
     out = Path(args.out) if args.out else Path(args.result) / f"animation.{args.format or 'html'}"
     path = animate(res, out, frames=args.frames, fps=args.fps, format=args.format)
     print(f"wrote {path} ({format_bytes(path.stat().st_size)})")
+    return OK
+
+
+def _plot_campaign(directory, args, formats):
+    """The figures of a sweep directory, or of a Monte Carlo one (it has montecarlo.json)."""
+    from .campaign_plots import plot_montecarlo, plot_pareto, plot_sweep_tradeoff, save
+    from .sweep_store import _read_json, load_sweep
+
+    out = Path(args.out) if args.out else directory
+    if (directory / "montecarlo.json").is_file():
+        return plot_montecarlo(directory, formats, figures_dir=out)
+    df = load_sweep(directory)
+    if df.empty:
+        raise _UserError(f"{directory}: the sweep has no stored variant yet")
+    base = _read_json(directory / "sweep.json", "sweep manifest").get("base")
+    pareto = [m.strip() for m in args.pareto.split(",") if m.strip()]
+    if len(pareto) != 2:
+        raise _UserError(f"--pareto {args.pareto!r}: give two metric names, comma-separated")
+    files = save(plot_sweep_tradeoff(df, base), out / "sweep_tradeoff", formats)
+    files += save(plot_pareto(df, *pareto, base_config=base), out / "sweep_pareto", formats)
+    return files
+
+
+def _cmd_report(args):
+    from .report import write_report
+    from .results import Results
+
+    res = Results.load(args.result)
+    out = Path(args.out) if args.out else Path(args.result) / "report.html"
+    path = write_report(res, out, source=args.result)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, self-contained: open it offline)")
     return OK
 
 
@@ -478,7 +525,8 @@ def build_parser():
             "Draw N override sets from the scenario's [dispersions] table (run i reproducible "
             "alone), run them on Dask like a sweep (resumable), and report the 50/95/99th "
             "percentiles of every metric and a requirement table; writes <out>/metrics.csv, "
-            "<out>/montecarlo.json and <out>/montecarlo.png."
+            "<out>/montecarlo.json, <out>/montecarlo.png (histograms) and "
+            "<out>/montecarlo_envelopes.png (percentile bands of the errors over time)."
         ),
     )
     mc.add_argument("scenario", help="a .toml file or an embedded name (see `dqspace list`)")
@@ -499,12 +547,30 @@ def build_parser():
 
     pl = sub.add_parser(
         "plot",
-        help="plot a result directory",
-        description="Write the standard figures of a result (closed loop or dynamics check).",
+        help="plot a result, several results overlaid, a sweep or a Monte Carlo campaign",
+        description=(
+            "One result directory: its standard figures. Several: comparison.png, the runs "
+            "overlaid and labelled by what differs between their scenarios (written to "
+            "--out, default <parent of the first>/comparison). A sweep directory: "
+            "sweep_tradeoff.png (metrics vs the swept parameter) and sweep_pareto.png. A "
+            "Monte Carlo directory: montecarlo.png (histograms) and montecarlo_envelopes.png "
+            "(percentile bands over time)."
+        ),
     )
-    pl.add_argument("result", help="directory holding result.npz and manifest.json")
-    pl.add_argument("--out", help="where to write the figures (default: the result dir)")
-    pl.add_argument("--formats", default="png,pdf", help="comma-separated: png, pdf")
+    pl.add_argument(
+        "result",
+        nargs="+",
+        help="result directories (result.npz + manifest.json), or one "
+        "sweep or Monte Carlo directory",
+    )
+    pl.add_argument("--out", help="where to write the figures (default: the directory plotted)")
+    pl.add_argument("--formats", default="png,pdf", help="comma-separated: png, pdf, svg")
+    pl.add_argument(
+        "--pareto",
+        default="base_pos_err_max,total_impulse",
+        metavar="A,B",
+        help="sweeps: the two metrics of the Pareto front (default: %(default)s)",
+    )
     _add_common(pl)
     pl.set_defaults(func=_cmd_plot)
 
@@ -527,6 +593,20 @@ def build_parser():
     )
     _add_common(an)
     an.set_defaults(func=_cmd_animate)
+
+    rp = sub.add_parser(
+        "report",
+        help="write one self-contained HTML page of a result (figures, metrics, scenario)",
+        description=(
+            "Write an HTML page a reviewer can open offline: the run's status, degradations "
+            "and events, the metrics in display units against the requirements, every figure "
+            "(embedded), the resolved scenario as TOML, the versions and the machine."
+        ),
+    )
+    rp.add_argument("result", help="directory holding result.npz and manifest.json")
+    rp.add_argument("--out", help="the HTML file (default: <result>/report.html)")
+    _add_common(rp)
+    rp.set_defaults(func=_cmd_report)
 
     ls = sub.add_parser(
         "list",

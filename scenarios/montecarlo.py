@@ -3,33 +3,219 @@
 :func:`montecarlo` draws N override sets (:class:`~dqspace.scenarios.dispersions.Dispersions`,
 sample i reproducible alone), runs them with :func:`~dqspace.scenarios.sweep` (the same
 machinery: a local cluster or a scheduler, resumable, per-run storage under ``out``) and
-reports every metric's 50th, 95th and 99th percentiles and a requirement table (default: base
-position <= 1 mm, attitude <= 0.05 deg and end-effector error <= 1 mm, each at the 99th
-percentile).  With ``out`` it also writes ``montecarlo.json`` (the campaign: seed, N,
-dispersions, percentiles, requirements) and ``montecarlo.png`` (histograms of the required
-metrics with their limits).
+reports every metric's 50th, 95th and 99th percentiles and a requirement table
+(:func:`scenario_requirements`: the scenario's ``requirements`` table when it has one, else
+:data:`DEFAULT_REQUIREMENTS`: base position <= 1 mm, attitude <= 0.05 deg and end-effector
+error <= 1 mm, each at the 99th percentile).
+
+With ``out`` each run also keeps its errors over time, decimated to
+:data:`ENVELOPE_SAMPLES` bins (:func:`envelope_series`: the largest value in each bin, so
+the series' maximum is the run's metric), in ``<out>/variants/<id>/series.npz``; the
+campaign writes ``montecarlo.json`` (seed, N, dispersions, percentiles, requirements),
+``montecarlo.png`` (histograms of the required metrics with their limits) and
+``montecarlo_envelopes.png`` (percentile bands over time, :func:`envelopes`).
+``dqspace plot <out>`` redraws both figures from the stored files.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .dispersions import Dispersions, percentiles, requirement_table
 from .metrics import METRICS
+from .sweep_store import SERIES_FILE
 
-__all__ = ["montecarlo", "DEFAULT_REQUIREMENTS"]
+__all__ = [
+    "montecarlo",
+    "DEFAULT_REQUIREMENTS",
+    "scenario_requirements",
+    "ENVELOPE_SERIES",
+    "ENVELOPE_SAMPLES",
+    "envelope_series",
+    "load_envelope_series",
+    "envelopes",
+]
 
-#: metric -> (op, limit in the metric's SI unit, percentile)
+#: metric -> (op, limit in the metric's SI unit, percentile): the requirements of every
+#: figure, report and campaign unless a scenario's ``requirements`` table overrides them
 DEFAULT_REQUIREMENTS = {
     "base_pos_err_max": ("<=", 1e-3, 99),
     "base_att_err_max": ("<=", 0.05, 99),
     "ee_max": ("<=", 1e-3, 99),
 }
+
+#: what each run keeps over time, named after the metric it bounds -> (unit, description);
+#: the maximum of a stored series (over t >= the metrics' transient for ``ee_max``) is the
+#: run's metric
+ENVELOPE_SERIES = {
+    "base_pos_err_max": ("m", "base position error, largest axis |error|"),
+    "base_att_err_max": ("deg", "base attitude error angle"),
+    "ee_max": ("m", "end-effector position error |error|"),
+}
+#: bins per run of the stored series
+ENVELOPE_SAMPLES = 200
+
+
+# ------------------------------------------------------------------ requirements
+
+
+def scenario_requirements(config: Mapping | None) -> dict:
+    """The requirements ``{metric: (op, limit, percentile)}`` of a resolved scenario.
+
+    :data:`DEFAULT_REQUIREMENTS`, updated by name from the scenario's ``requirements``
+    table when it has one.  An entry of that table is a limit in the metric's SI unit
+    (``base_pos_err_max = 5e-4``: ``<=``, 99th percentile), a table
+    ``{limit = ..., op = "<=", percentile = 99}`` or a list ``[op, limit, percentile]``.
+
+    Raises
+    ------
+    ValueError naming the entry: an unknown metric, a non-finite limit, an op other than
+    ``<=`` / ``>=``, a percentile outside [0, 100].
+    """
+    req = dict(DEFAULT_REQUIREMENTS)
+    table = config.get("requirements") if isinstance(config, Mapping) else None
+    if not table:
+        return req
+    if not isinstance(table, Mapping):
+        raise ValueError(f"requirements must be a table of metric = limit, got {table!r}")
+    for metric, spec in table.items():
+        where = f"requirements.{metric}"
+        if metric not in METRICS:
+            raise ValueError(f"{where}: no such metric (known: {', '.join(METRICS)})")
+        if isinstance(spec, Mapping):
+            unknown = set(spec) - {"limit", "op", "percentile"}
+            if unknown or "limit" not in spec:
+                raise ValueError(f"{where}: expected {{limit = ..., op = ..., percentile = ...}}")
+            op, limit, pct = spec.get("op", "<="), spec["limit"], spec.get("percentile", 99)
+        elif isinstance(spec, (list, tuple)) and len(spec) == 3:
+            op, limit, pct = spec
+        else:
+            op, limit, pct = "<=", spec, 99
+        ok = isinstance(limit, (int, float)) and not isinstance(limit, bool)
+        if not ok or not np.isfinite(limit):
+            raise ValueError(f"{where}: limit {limit!r} is not a finite number")
+        if op not in ("<=", ">="):
+            raise ValueError(f"{where}: op must be '<=' or '>=', got {op!r}")
+        if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 <= pct <= 100:
+            raise ValueError(f"{where}: percentile must be in [0, 100], got {pct!r}")
+        req[metric] = (op, float(limit), int(pct))
+    return req
+
+
+# ------------------------------------------------------------------ series over time
+
+
+def _bin_max(t, y, edges):
+    """(n,) the largest finite y in each bin ``(edges[i], edges[i+1]]`` (the first bin
+    also holds ``edges[0]``); NaN for a bin without samples."""
+    n = len(edges) - 1
+    idx = np.clip(np.searchsorted(edges, t, side="left") - 1, 0, n - 1)
+    out = np.full(n, np.nan)
+    keep = np.isfinite(y)
+    np.fmax.at(out, idx[keep], y[keep])
+    return out
+
+
+def envelope_series(res, n: int = ENVELOPE_SAMPLES) -> dict:
+    """The errors of a closed-loop run over time, decimated for the envelopes.
+
+    Parameters
+    ----------
+    res : Results of a closed-loop run
+    n : bins over ``[0, scenario.duration]``, at most one per control tick (a run that
+        stopped early has NaN after its end)
+
+    Returns
+    -------
+    dict: ``t`` (n,) the bins' ends [s]; per :data:`ENVELOPE_SERIES` name (n,) the largest
+    value in the bin, in the metric's SI unit: ``base_pos_err_max`` [m] (largest axis),
+    ``base_att_err_max`` [deg] (angle), ``ee_max`` [m] (norm).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    t = np.asarray(res.t, float)
+    sc = res.manifest.get("scenario") or {}
+    duration = float((sc.get("scenario") or {}).get("duration", t[-1] if len(t) else 1.0))
+    rate = (sc.get("control") or {}).get("rate")
+    if rate:  # no more bins than control ticks: every bin holds a sample
+        n = min(int(n), max(1, int(round(duration * float(rate)))))
+    edges = np.linspace(0.0, duration, int(n) + 1)
+    values = {
+        "base_pos_err_max": np.abs(np.asarray(res["base_pos_err"], float)).max(axis=1),
+        "base_att_err_max": np.degrees(np.linalg.norm(res["base_att_err"], axis=1)),
+        "ee_max": np.linalg.norm(res["ee_err"], axis=1),
+    }
+    out = {"t": edges[1:]}
+    out.update({k: _bin_max(t, v, edges) for k, v in values.items()})
+    return out
+
+
+def load_envelope_series(out: str | os.PathLike, variants: Sequence[str] | None = None):
+    """The stored series of a campaign: ``(ids, [dict name -> array])`` in ``variants``
+    order (default: every ``<out>/variants/*/series.npz``, sorted); runs without a
+    series file (failed runs) are left out."""
+    base = Path(out) / "variants"
+    if variants is None:
+        variants = sorted(p.parent.name for p in base.glob(f"*/{SERIES_FILE}"))
+    ids, series = [], []
+    for vid in variants:
+        path = base / str(vid) / SERIES_FILE
+        if not path.is_file():
+            continue
+        with np.load(path, allow_pickle=False) as z:
+            series.append({k: np.asarray(z[k], float) for k in z.files})
+        ids.append(str(vid))
+    return ids, series
+
+
+def envelopes(series: Sequence[Mapping], q: Sequence[float] = (50, 95, 99)) -> dict:
+    """Percentiles over the runs at each time of the stored series.
+
+    Parameters
+    ----------
+    series : dicts as :func:`envelope_series` returns (runs with other time grids are
+        interpolated onto the longest grid, NaN past their end)
+    q : percentiles
+
+    Returns
+    -------
+    dict name -> {``t`` (n,) [s], ``p<q>`` (n,) for each q, ``min``, ``max`` (n,),
+    ``runs`` (n,) the number of runs with a value at that time}; the percentiles ignore
+    the runs without a value (NaN), as :func:`numpy.nanpercentile`.
+    """
+    if not series:
+        return {}
+    grid = max((np.asarray(s["t"], float) for s in series), key=len)
+    out = {}
+    for name in ENVELOPE_SERIES:
+        rows = []
+        for s in series:
+            if name not in s:
+                continue
+            t, y = np.asarray(s["t"], float), np.asarray(s[name], float)
+            same = t.shape == grid.shape and np.array_equal(t, grid)
+            rows.append(y if same else np.interp(grid, t, y, left=np.nan, right=np.nan))
+        if not rows:
+            continue
+        Y = np.vstack(rows)
+        have = np.isfinite(Y).any(axis=0)
+        env = {"t": grid, "runs": np.isfinite(Y).sum(axis=0)}
+        stats = {f"p{p:g}": lambda a, p=p: np.nanpercentile(a, p, axis=0) for p in q}
+        stats.update(min=lambda a: np.nanmin(a, axis=0), max=lambda a: np.nanmax(a, axis=0))
+        for key, fn in stats.items():
+            col = np.full(grid.shape, np.nan)
+            col[have] = fn(Y[:, have])
+            env[key] = col
+        out[name] = env
+    return out
+
+
+# ------------------------------------------------------------------ the campaign
 
 
 def montecarlo(
@@ -53,8 +239,10 @@ def montecarlo(
         an explicit empty table varies only each run's ``scenario.seed``: its noise)
     n : number of runs
     seed : root seed of the draws (default: ``scenario.seed``)
-    requirements : {metric: (op, limit, percentile)}, default :data:`DEFAULT_REQUIREMENTS`
-    out, workers, scheduler, progress : as :func:`dqspace.scenarios.sweep`
+    requirements : {metric: (op, limit, percentile)}, default
+        :func:`scenario_requirements` of the scenario
+    out, workers, scheduler, progress : as :func:`dqspace.scenarios.sweep`; with ``out``
+        every run also stores :func:`envelope_series` and the figures are written
     """
     from .sweep import sweep
 
@@ -67,13 +255,22 @@ def montecarlo(
     seed = scenario.config["scenario"]["seed"] if seed is None else int(seed)
     samples = disp.samples(n, seed)
     df = sweep(
-        scenario, samples=samples, out=out, workers=workers, scheduler=scheduler, progress=progress
+        scenario,
+        samples=samples,
+        out=out,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        series=envelope_series if out is not None else None,
     )
     rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
-    req = requirement_table(rows, DEFAULT_REQUIREMENTS if requirements is None else requirements)
+    if requirements is None:
+        requirements = scenario_requirements(scenario.config)
+    req = requirement_table(rows, requirements)
     info = {
         "n": int(n),
         "seed": seed,
+        "scenario": scenario.name,
         "dispersions": table,
         "percentiles": {m: percentiles(v) for m, v in rows.items()},
         "requirements": req,
@@ -81,43 +278,11 @@ def montecarlo(
     }
     df.attrs["montecarlo"] = info
     if out is not None:
+        from .campaign_plots import plot_montecarlo
+
         out = Path(out)
         tmp = out / "montecarlo.json.tmp"
         tmp.write_text(json.dumps(info, indent=1, default=float), encoding="utf-8")
         os.replace(tmp, out / "montecarlo.json")
-        _histograms(rows, req, out / "montecarlo.png", scenario.name, n)
+        plot_montecarlo(out, formats=("png",))
     return df
-
-
-def _histograms(rows, req, path, name, n):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .units import format_number, to_display
-
-    fig, axes = plt.subplots(1, len(req), figsize=(4.2 * len(req), 3.4), constrained_layout=True)
-    for ax, r in zip(np.atleast_1d(axes), req, strict=True):
-        m = r["metric"]
-        si = METRICS[m][0]
-        values, unit = to_display(rows[m][np.isfinite(rows[m])], si, kind=m)
-        limit, _ = to_display(r["limit"], si, kind=m)
-        at, _ = to_display(r["value"], si, kind=m)
-        ax.hist(values, bins=min(30, max(5, len(values) // 5)), color="0.6", edgecolor="0.2")
-        req_label = f"requirement {format_number(limit)} {unit}"
-        top = float(values.max()) if values.size else 0.0
-        if limit <= 3.0 * top:
-            ax.axvline(limit, color="C3", ls="--", lw=1.8, label=req_label)
-        else:  # far off: drawing it would squash the histogram
-            ax.plot([], [], color="C3", ls="--", lw=1.8, label=req_label + " (off scale)")
-        label = f"P{r['percentile']} = {format_number(at)} {unit}"
-        ax.axvline(at, color="C0", lw=1.8, label=label)
-        ax.yaxis.get_major_locator().set_params(integer=True)
-        ax.set_xlabel(f"{m} [{unit}]")
-        ax.set_ylabel("runs")
-        ax.set_title("PASS" if r["ok"] else "FAIL", loc="left", fontsize="small")
-        ax.legend(fontsize="small", loc="upper right")
-    fig.suptitle(f"{name}: Monte Carlo, {n} runs")
-    fig.savefig(path, dpi=130)
-    plt.close(fig)

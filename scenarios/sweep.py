@@ -52,9 +52,11 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .metrics import METRICS
 from .scenario import Scenario, load_scenario
@@ -141,17 +143,18 @@ def _check_picklable(custom):
             ) from None
 
 
-def _evaluate(config, source, custom, keep_result):
+def _evaluate(config, source, custom, keep_result, series=None):
     """Run one variant (on a worker); never raises for a failing run.
 
     Returns dict: metrics (name -> float), run_time [s], error (str or None),
-    traceback, result (Results or None).
+    traceback, result (Results or None), series (``series(result)``: dict name -> 1-D
+    float array, or None).
     """
     from .metrics import summarize
     from .runner import run
 
     rec = {"metrics": {}, "run_time": float("nan"), "error": None, "traceback": None}
-    rec["result"] = None
+    rec["result"] = rec["series"] = None
     rec["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     t0 = time.perf_counter()
     try:
@@ -177,6 +180,12 @@ def _evaluate(config, source, custom, keep_result):
             if name != "summarize":
                 rec["metrics"][name] = float("nan")
             errors.append(f"metric {name!r}: {type(exc).__name__}: {' '.join(str(exc).split())}")
+            rec["traceback"] = traceback.format_exc()
+    if series is not None:
+        try:
+            rec["series"] = {k: np.asarray(v, dtype=float) for k, v in series(res).items()}
+        except Exception as exc:
+            errors.append(f"series: {type(exc).__name__}: {' '.join(str(exc).split())}")
             rec["traceback"] = traceback.format_exc()
     if errors:
         rec["error"] = "; ".join(errors)
@@ -332,19 +341,19 @@ def connect(scheduler=None, workers=None, *, security=None):
         yield client
 
 
-def _run_serial(todo, custom, keep, on_done):
+def _run_serial(todo, custom, keep, series, on_done):
     for v in todo:
-        rec = _evaluate(v.scenario.config, v.scenario.source, custom, keep)
+        rec = _evaluate(v.scenario.config, v.scenario.source, custom, keep, series)
         on_done(v, rec, persist=True)
 
 
-def _run_dask(client, todo, custom, keep, on_done):
+def _run_dask(client, todo, custom, keep, series, on_done):
     from distributed import as_completed
 
     futures = {}
     for v in todo:
         fut = client.submit(
-            _evaluate, v.scenario.config, v.scenario.source, custom, keep, pure=False
+            _evaluate, v.scenario.config, v.scenario.source, custom, keep, series, pure=False
         )
         futures[fut] = v
     try:
@@ -361,6 +370,7 @@ def _run_dask(client, todo, custom, keep, on_done):
                     "error": f"{type(exc).__name__}: {msg}",
                     "traceback": None,
                     "result": None,
+                    "series": None,
                     "worker": None,
                 }
                 persist = False
@@ -383,6 +393,7 @@ def sweep(
     retry_failed: bool = False,
     progress: bool = True,
     security: object = None,
+    series: Callable | None = None,
 ) -> pandas.DataFrame:
     """Run variants of a scenario and return their metrics as a DataFrame.
 
@@ -410,6 +421,10 @@ def sweep(
     progress : a progress line on stderr
     security : ``distributed.Security`` for a ``"tls://..."`` scheduler (None: the Dask
         configuration; a TLS address without credentials raises ValueError)
+    series : optional ``f(results) -> {name: 1-D array}`` run on the workers after the
+        metrics (picklable, as the metric callables); stored as
+        ``<out>/variants/<id>/series.npz`` (needs ``out``; a stored variant without that
+        file runs again).  Monte Carlo campaigns keep their decimated errors this way.
 
     Returns
     -------
@@ -439,7 +454,11 @@ def sweep(
         _check_picklable(spec.custom)
     if keep_results and out is None:
         raise ValueError("keep_results=True needs an out directory")
-    ex = _Execution(scheduler, workers, security, keep_results, retry_failed, progress)
+    if series is not None and (out is None or not callable(series)):
+        raise ValueError("series must be a callable f(results) -> dict, with an out directory")
+    if series is not None and scheduler != "synchronous":
+        _check_picklable({"series": series})
+    ex = _Execution(scheduler, workers, security, keep_results, retry_failed, progress, series)
     store = _Store(out, scenario) if out is not None else None
     try:
         return _sweep(scenario, variants, spec, store, ex, t_start)
@@ -456,6 +475,7 @@ class _Execution:
     keep_results: bool
     retry_failed: bool
     progress: bool
+    series: Callable | None = None
 
 
 def _sweep(scenario, variants, spec, store, ex, t_start):
@@ -463,7 +483,7 @@ def _sweep(scenario, variants, spec, store, ex, t_start):
 
     records, cached, todo = {}, set(), []
     for v in variants:
-        rec = store.load(v, spec.names, ex.retry_failed) if store else None
+        rec = store.load(v, spec.names, ex.retry_failed, ex.series is not None) if store else None
         if rec is not None:
             records[v.id] = rec
             cached.add(v.id)
@@ -477,6 +497,7 @@ def _sweep(scenario, variants, spec, store, ex, t_start):
         if store is not None and persist:
             store.save(v, rec)
         rec.pop("result", None)
+        rec.pop("series", None)
         records[v.id] = rec
         bar.add(rec["error"] is not None)
 
@@ -487,9 +508,9 @@ def _sweep(scenario, variants, spec, store, ex, t_start):
         if todo:
             with connect(ex.scheduler, workers, security=ex.security) as client:
                 if client is None:
-                    _run_serial(todo, spec.custom, ex.keep_results, on_done)
+                    _run_serial(todo, spec.custom, ex.keep_results, ex.series, on_done)
                 else:
-                    _run_dask(client, todo, spec.custom, ex.keep_results, on_done)
+                    _run_dask(client, todo, spec.custom, ex.keep_results, ex.series, on_done)
     finally:
         bar.close()
 

@@ -1,4 +1,5 @@
-"""Sweep storage: ``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``).
+"""Sweep storage: ``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``,
++ ``series.npz``).
 
 Every file is written atomically by the client as its variant completes, so a sweep
 interrupted and restarted with the same ``out`` runs only the variants not yet stored.
@@ -11,11 +12,14 @@ run again; :func:`load_sweep` skips and reports such files.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .results import ResultError, package_version
 from .storage import OutputDir, atomic_write_bytes, json_default, now
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["SWEEP_FORMAT", "load_sweep"]
 
 SWEEP_FORMAT = "dqspace-sweep/1"
+#: a variant's series over time (``sweep(..., series=f)``), beside its metrics.json
+SERIES_FILE = "series.npz"
 _MAX_JSON = 64 << 20  # [bytes] a stored JSON file larger than this is damaged
 log = logging.getLogger("dqspace.sweep")
 
@@ -144,8 +150,9 @@ class _Store:
     def dir(self, vid):
         return self.out / "variants" / vid
 
-    def load(self, variant, names, retry_failed):
-        """The stored record of a variant if it answers ``names`` (else None: run it)."""
+    def load(self, variant, names, retry_failed, series=False):
+        """The stored record of a variant if it answers ``names`` and, with ``series``,
+        has its ``series.npz`` (else None: run it)."""
         path = self.dir(variant.id) / "metrics.json"
         try:
             rec = _read_record(path)
@@ -159,6 +166,8 @@ class _Store:
         if rec.get("error") and retry_failed:
             return None
         if not set(names) <= set(rec.get("metrics", {})):
+            return None
+        if series and not rec.get("run_error") and not (path.parent / SERIES_FILE).is_file():
             return None
         return rec
 
@@ -177,6 +186,10 @@ class _Store:
             "created": now(),
         }
         d = self.dir(variant.id)
+        if rec.get("series") is not None:  # before metrics.json: a record implies its series
+            buf = io.BytesIO()
+            np.savez(buf, **rec["series"])
+            atomic_write_bytes(d / SERIES_FILE, buf.getvalue())
         if rec.get("result") is not None:
             rec["result"].save(d / "result")
         text = json.dumps(doc, indent=2, default=json_default, allow_nan=True)

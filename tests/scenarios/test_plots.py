@@ -1,12 +1,15 @@
-"""The figures of a run: they render, say their units, use no offset notation, keep their
-legends off the data, show status and faults; and the dynamics check's independent
-reference agrees with the run."""
+"""The figures of a run, as a reviewer reads them: units on every axis, no offset
+notation, legends clear of the data, requirements drawn at their values with the
+metrics stated, status and faults shown, thrusters named, the wrench balance adding up;
+and the dynamics check's independent reference agrees with the run."""
 
+import math
 import re
 
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
 from matplotlib.image import imread
 
 from dqspace.scenarios import load_scenario, run
@@ -18,17 +21,25 @@ CLOSED = ["scenario.duration=1.5", "trajectory.start_time=0.5"]
 OPEN = ["scenario.duration=3", "integrator.method='rk4'"]
 CLOSED_FIGURES = {
     "disturbance_rejection": P.plot_disturbance_rejection,
+    "wrench_balance": P.plot_wrench_balance,
     "tracking": P.plot_tracking,
     "thrusters": P.plot_thrusters,
     "vscmg": P.plot_vscmg,
     "singularity": P.plot_singularity,
 }
 UNIT = re.compile(r"\[[^\]]+\]")
+DEG_PER_RAD, RPM_PER_RAD_S = 180.0 / np.pi, 60.0 / (2.0 * np.pi)
 
 
 @pytest.fixture(scope="module")
 def closed():
     return run(load_scenario("station-keeping", CLOSED), out=None, progress=False)
+
+
+@pytest.fixture(scope="module")
+def wheels():
+    """ur5-waypoints (reaction wheels, named thrusters), long enough to pass the transient."""
+    return run(load_scenario("ur5-waypoints", ["scenario.duration=2.5"]), progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +54,10 @@ def _drawn(fig):
 
 
 @pytest.fixture(scope="module")
-def figures(closed, open_loop):
+def figures(closed, wheels, open_loop):
     figs = {name: _drawn(fn(closed)) for name, fn in CLOSED_FIGURES.items()}
+    figs["wheels"] = _drawn(P.plot_wheels(wheels))
+    figs["wrench_balance_wheels"] = _drawn(P.plot_wrench_balance(wheels))
     figs["dynamics_check"] = _drawn(P.plot_dynamics_check(open_loop))
     return figs
 
@@ -53,18 +66,46 @@ def _with_manifest(res, **changes):
     return Results(res.data, res.info, dict(res.manifest, **changes))
 
 
+def _with_scenario(res, **sections):
+    return _with_manifest(res, scenario=dict(res.manifest["scenario"], **sections))
+
+
 def _labelled(ticks):
     return [t for t in ticks if t.get_visible() and t.get_text()]
+
+
+def _line(ax, label):
+    (ln,) = [ln for ln in ax.get_lines() if ln.get_label() == label]
+    return ln
+
+
+def _gid(ax, gid):
+    return [ln for ln in ax.get_lines() if ln.get_gid() == gid]
+
+
+def _level(line):
+    """The y of a horizontal line (constant ydata over the axes' width)."""
+    y = np.asarray(line.get_ydata(), float)
+    assert np.all(y == y[0]) and list(line.get_xdata()) == [0, 1]
+    return float(y[0])
+
+
+def _plot_axes(fig):
+    return [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
 
 
 # ------------------------------------------------------------------ rendering
 
 
-def test_plot_all_writes_the_figures_of_each_kind_with_content(closed, open_loop, tmp_path):
+def test_plot_all_writes_the_figures_of_each_kind_with_content(closed, wheels, open_loop, tmp_path):
     files = P.plot_all(closed, tmp_path / "c", formats=("png",))
+    files += P.plot_all(wheels, tmp_path / "w", formats=("png",))
     files += P.plot_all(open_loop, tmp_path / "o", formats=("png",))
     assert {p.parent.name + "/" + p.stem for p in files} == {
         *(f"c/{n}" for n in CLOSED_FIGURES),
+        *(f"w/{n}" for n in ("disturbance_rejection", "wrench_balance", "tracking")),
+        "w/thrusters",
+        "w/wheels",
         "o/dynamics_check",
     }
     for p in files:
@@ -85,10 +126,33 @@ def test_every_axis_names_its_unit_and_no_axis_uses_offset_notation(figures):
                 if _labelled(ticks):
                     assert UNIT.search(label), (name, label)
                 assert axis.get_major_formatter().get_offset() == "", (name, label)
-        assert fig.axes[-1 if name != "thrusters" else 1].get_xlabel() == "time [s]"
+        bottom = [ax for ax in _plot_axes(fig) if ax.get_subplotspec().is_last_row()]
+        assert bottom and all(ax.get_xlabel() == "time [s]" for ax in bottom), name
 
 
-def test_legends_sit_outside_the_axes_and_every_text_inside_the_figure(figures):
+def test_the_wheel_speed_axis_reads_3000_rpm_not_an_offset(figures):
+    ax = figures["vscmg"].axes[2]
+    assert "[rpm]" in ax.get_ylabel()
+    ticks = [float(t.get_text().replace("−", "-")) for t in _labelled(ax.get_yticklabels())]
+    assert min(ticks) > 2900 and max(ticks) < 3100
+
+
+def _data_extent(ax, r):
+    """Display-coordinate bounding boxes of the drawn lines' last 10 % of points."""
+    boxes = []
+    for ln in ax.get_lines():
+        x, y = np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)
+        if ln.get_gid() or x.size < 10:
+            continue
+        tail = slice(int(0.9 * x.size), None)
+        pts = ax.transData.transform(np.c_[x[tail], y[tail]])
+        pts = pts[np.isfinite(pts).all(axis=1)]
+        if pts.size:
+            boxes.append(pts)
+    return np.vstack(boxes) if boxes else np.zeros((0, 2))
+
+
+def test_legends_stay_clear_of_the_data_and_every_text_inside_the_figure(figures):
     for name, fig in figures.items():
         r = fig.canvas.get_renderer()
         page = fig.bbox
@@ -96,8 +160,16 @@ def test_legends_sit_outside_the_axes_and_every_text_inside_the_figure(figures):
             texts = [ax.xaxis.label, ax.yaxis.label, ax.title, ax._left_title]
             leg = ax.get_legend()
             if leg is not None:
-                lb, ab = leg.get_window_extent(r), ax.get_window_extent(r)
-                assert lb.x0 >= ab.x1, name  # wholly to the right of the plotting area
+                lb = leg.get_window_extent(r)
+                tail = _data_extent(ax, r)  # the end of the run, where legends used to sit
+                inside = (
+                    (tail[:, 0] >= lb.x0)
+                    & (tail[:, 0] <= lb.x1)
+                    & (tail[:, 1] >= lb.y0)
+                    & (tail[:, 1] <= lb.y1)
+                )
+                assert not inside.any(), name
+                assert lb.x0 >= ax.get_window_extent(r).x1, name  # right of the plotting area
                 texts.append(leg)
             for t in texts:
                 if t.get_visible() and (t is leg or t.get_text()):
@@ -106,42 +178,35 @@ def test_legends_sit_outside_the_axes_and_every_text_inside_the_figure(figures):
                     assert page.y0 - 1 <= b.y0 and b.y1 <= page.y1 + 1, (name, t)
 
 
-def test_components_differ_in_line_style_not_only_colour(figures):
+def test_lines_of_a_panel_differ_in_style_not_only_colour(figures):
     for name, fig in figures.items():
         for ax in fig.axes:
-            lines = [
-                ln
-                for ln in ax.get_lines()
-                if not ln.get_label().startswith("_") and ln.get_linestyle() != "None"
-            ]
-            styles = [(ln.get_linestyle(), ln.get_linewidth()) for ln in lines]
-            if len(lines) <= 4:
-                assert len(set(styles)) == len(styles), (name, ax.get_ylabel(), styles)
+            lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+            styles = [(ln.get_linestyle(), ln.get_linewidth(), ln.get_marker()) for ln in lines]
+            assert len(set(styles)) == len(styles), (name, ax.get_ylabel(), styles)
 
 
 # ------------------------------------------------------------ display units
 
 
-def _line(ax, label):
-    (ln,) = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    return ln
-
-
 def test_values_are_plotted_in_display_units(closed, figures):
     vs = figures["vscmg"].axes
-    assert "[deg/s]" in vs[0].get_ylabel() and "[rpm]" in vs[1].get_ylabel()
-    deg_per_rad, rpm_per_rad_s = 180.0 / np.pi, 60.0 / (2.0 * np.pi)
+    assert "[deg/s]" in vs[0].get_ylabel() and "[rpm]" in vs[2].get_ylabel()
     np.testing.assert_allclose(
-        _line(vs[0], "gimbal 1").get_ydata(), deg_per_rad * closed["gimbal_rate"][:, 0]
+        _line(vs[0], "gimbal 1").get_ydata(), DEG_PER_RAD * closed["gimbal_rate"][:, 0]
     )
     np.testing.assert_allclose(
-        _line(vs[1], "wheel 2").get_ydata(), rpm_per_rad_s * closed["wheel_speed"][:, 1]
+        _line(vs[2], "wheel 2").get_ydata(), RPM_PER_RAD_S * closed["wheel_speed"][:, 1]
     )
-    # 3000 rpm nominal: the axis shows it as such, not as an offset from 3e3
-    ticks = [float(t.get_text().replace("−", "-")) for t in _labelled(vs[1].get_yticklabels())]
-    assert min(ticks) > 2900 and max(ticks) < 3100
     dr = figures["disturbance_rejection"].axes
-    np.testing.assert_allclose(_line(dr[0], "y").get_ydata(), 1e3 * closed["base_pos_err"][:, 1])
+    largest = 1e3 * np.abs(closed["base_pos_err"]).max(axis=1)
+    y = np.asarray(_line(dr[0], "largest axis |error|").get_ydata(), float)
+    np.testing.assert_allclose(y[largest > 0], largest[largest > 0])
+    assert np.isnan(y[largest == 0]).all()  # zero is not drawn on a log axis
+    wb = figures["wrench_balance"].axes
+    np.testing.assert_allclose(
+        _line(wb[11], "attitude error").get_ydata(), DEG_PER_RAD * closed["base_att_err"][:, 2]
+    )
 
 
 def test_tracking_shows_the_reference_and_no_floor_before_the_task_starts(closed, figures):
@@ -157,35 +222,125 @@ def test_tracking_shows_the_reference_and_no_floor_before_the_task_starts(closed
     assert drawn.size > 0.5 * np.sum(t >= 0.5) and (drawn > 0).all()
     expected = 1e3 * np.linalg.norm(closed["ee_err"], axis=1)
     np.testing.assert_allclose(drawn, expected[np.isfinite(y)])
+    # the view starts at most 3 decades below the peak (no floor at 1e-6 mm)
+    assert ax[4].get_ylim()[0] > 1e-3 * drawn.max() / 3.0
+
+
+# ------------------------------------------------------------ requirements and metrics
 
 
 def _numbers(text):
     return [float(x) for x in re.findall(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?", text)]
 
 
-def test_requirements_are_drawn_or_reported_with_the_metric_value(closed):
-    fig = P.plot_disturbance_rejection(closed)
-    pos_title = fig.axes[0].get_title(loc="left")
-    value = 1e3 * np.abs(closed["base_pos_err"]).max()  # [mm]
-    assert "requirement 1 mm MET" in pos_title
-    assert _numbers(pos_title)[0] == pytest.approx(value, rel=1e-3)
-    # a tighter requirement from the scenario: drawn as lines at +-limit, and not met
-    sc = dict(closed.manifest["scenario"], requirements={"base_pos_err_max": value / 2e3})
-    fig = P.plot_disturbance_rejection(_with_manifest(closed, scenario=sc))
-    ax = fig.axes[0]
-    assert "NOT MET" in ax.get_title(loc="left")
-    levels = sorted(
-        ln.get_ydata()[0]
-        for ln in ax.get_lines()
-        if ln.get_linestyle() != "-" and ln.get_xdata()[0] == 0 and ln.get_xdata()[1] == 1
+def test_requirements_are_lines_at_their_values_with_the_metric_stated(closed, figures):
+    ax = figures["disturbance_rejection"].axes
+    metrics = closed.manifest["metrics"]
+    for a, metric, factor, limit in (
+        (ax[0], "base_pos_err_max", 1e3, 1.0),  # m -> mm; 1 mm
+        (ax[1], "base_att_err_max", 1.0, 0.05),  # deg; 0.05 deg
+    ):
+        assert a.get_yscale() == "log"
+        (req,) = _gid(a, "requirement")
+        assert _level(req) == pytest.approx(limit, rel=1e-12)
+        lo, hi = a.get_ylim()
+        assert lo < limit < hi  # in view whatever the margin
+        value = factor * metrics[metric]
+        (mark,) = _gid(a, "metric")
+        assert mark.get_ydata()[0] == pytest.approx(value, rel=1e-12)
+        title = a.get_title(loc="left")
+        assert f"max {P.format_number(value)} " in title and f"({metric})" in title
+        assert "MET (margin" in title
+        assert (
+            mark.get_label()
+            == f"{metric} = {P.format_number(value)} {'mm' if factor > 1 else 'deg'}"
+        )
+    # the tracking figure: ee_max <= 1 mm, on the |error| panel
+    (req,) = _gid(figures["tracking"].axes[4], "requirement")
+    assert _level(req) == pytest.approx(1.0)
+
+
+def test_the_ee_metric_window_is_shaded_and_a_run_inside_it_says_so(closed, wheels, figures):
+    ax = figures["tracking"].axes[4]  # the 1.5 s run ends inside the 2 s transient
+    assert "ended before the window of ee_max" in ax.get_title(loc="left")
+    assert not _gid(ax, "metric")
+    (span,) = [p for p in ax.patches if p.get_gid() == "transient"]
+    assert span.get_x() == pytest.approx(0.0) and span.get_width() == pytest.approx(1.5)
+    fig = _drawn(P.plot_tracking(wheels))  # 2.5 s: the metric exists, marked after 2 s
+    (mark,) = _gid(fig.axes[4], "metric")
+    assert mark.get_xdata()[0] >= 2.0
+    assert mark.get_ydata()[0] == pytest.approx(1e3 * wheels.manifest["metrics"]["ee_max"])
+
+
+def test_a_scenario_requirements_table_moves_the_lines_and_the_verdict(closed):
+    value = closed.manifest["metrics"]["base_pos_err_max"]
+    res = _with_scenario(closed, requirements={"base_pos_err_max": value / 2.0})
+    fig = P.plot_disturbance_rejection(res)
+    (req,) = _gid(fig.axes[0], "requirement")
+    assert _level(req) == pytest.approx(1e3 * value / 2.0, rel=1e-12)
+    assert "NOT MET (×2 over)" in fig.axes[0].get_title(loc="left")
+    assert P.requirement_limits(res)["base_att_err_max"] == 0.05  # the others: defaults
+    with pytest.raises(ValueError, match="requirements.base_pos_err: no such metric"):
+        P.plot_disturbance_rejection(_with_scenario(closed, requirements={"base_pos_err": 1}))
+
+
+def test_device_limits_are_drawn_with_the_metric(closed, wheels, figures):
+    ax = figures["vscmg"].axes[1]
+    (lim,) = _gid(ax, "limit")
+    assert _level(lim) == pytest.approx(DEG_PER_RAD * 1.0)  # vscmg.gimbal_rate_limit 1 rad/s
+    (mark,) = _gid(ax, "metric")
+    assert mark.get_ydata()[0] == pytest.approx(
+        DEG_PER_RAD * closed.manifest["metrics"]["peak_gimbal_rate"]
     )
-    assert levels == pytest.approx([-value / 2, value / 2], rel=1e-9)
+    ax = figures["wheels"].axes[1]
+    levels = sorted(_level(ln) for ln in _gid(ax, "limit"))
+    assert levels == pytest.approx([6000.0])  # desaturation off: no dumping thresholds
+    (mark,) = _gid(ax, "metric")
+    assert mark.get_ydata()[0] == pytest.approx(
+        RPM_PER_RAD_S * wheels.manifest["metrics"]["peak_rw_speed"]
+    )
+    dumping = _with_scenario(
+        wheels, wheels=dict(wheels.manifest["scenario"]["wheels"], desaturation_gain=0.1)
+    )
+    levels = sorted(_level(ln) for ln in _gid(P.plot_wheels(dumping).axes[1], "limit"))
+    assert levels == pytest.approx([0.5 * 6000.0, 0.8 * 6000.0, 6000.0])
+
+
+def test_singularity_measure_is_normalised_with_its_threshold(closed, figures):
+    ax = figures["singularity"].axes[0]
+    # h_ref = I_ws Omega_0: the paper's wheel (Ixx 0.1233 kg m^2) at 3000 rpm
+    h_ref = 0.1233 * 3000.0 * np.pi / 30.0
+    np.testing.assert_allclose(
+        _line(ax, "δ_C = det(C Cᵀ) / h_ref⁶").get_ydata(), closed["det_CCt"] / h_ref**6, rtol=1e-9
+    )
+    (lim,) = _gid(ax, "limit")
+    assert _level(lim) == pytest.approx(math.log(100.0) / 10.0)  # wheel weight mu_w = 10
+    lo, hi = ax.get_ylim()
+    assert lo <= 0.0 and hi > np.nanmax(closed["det_CCt"]) / h_ref**6  # 0 = singular in view
+    assert f"{P.format_number(closed.manifest['metrics']['min_det_GGt'])} (min_det_GGt)" in (
+        ax.get_title(loc="left")
+    )
+
+
+def test_titles_name_the_gains_that_matter(closed, figures):
+    title = figures["disturbance_rejection"].get_suptitle()
+    assert "kp_trans 600 N/m" in title and "kd_rot 60 N m s/rad" in title
+    assert "omega_n 20 rad/s" in figures["tracking"].get_suptitle()
+    assert "max_thrust 10 N" in figures["thrusters"].get_suptitle()
+    assert "gimbal_rate_limit 1 rad/s" in figures["vscmg"].get_suptitle()
+    stiff = _with_scenario(
+        closed,
+        base_controller=dict(
+            closed.manifest["scenario"]["base_controller"], kp_trans=[2000.0, 600.0, 600.0]
+        ),
+    )
+    assert "kp_trans [2000, 600, 600] N/m" in P.plot_disturbance_rejection(stiff).get_suptitle()
 
 
 # ------------------------------------------------------------ status and faults
 
 
-def test_titles_name_the_scenario_and_a_status_other_than_complete(closed):
+def test_titles_say_a_status_other_than_complete_in_red(closed):
     t_end = closed.t[-1]
     assert t_end == pytest.approx(1.5)
     cases = {
@@ -196,14 +351,19 @@ def test_titles_name_the_scenario_and_a_status_other_than_complete(closed):
     }
     for fn in CLOSED_FIGURES.values():
         for changes, expected in cases.values():
-            title = fn(_with_manifest(closed, **changes)).get_suptitle()
-            assert title.startswith("station-keeping: ")
+            fig = fn(_with_manifest(closed, **changes))
+            lines = fig.get_suptitle().splitlines()
+            assert lines[0].startswith("station-keeping: ")
+            red = to_rgb(fig._suptitle.get_color()) == to_rgb(P._STATUS_COLOR)
             if expected is None:
-                assert "\n" not in title
+                assert not red and not any("FAILED" in ln or "degraded" in ln for ln in lines)
             else:
-                assert expected in title.splitlines()[1]
+                assert expected in lines[1] and red
     failed = P.plot_vscmg(_with_manifest(closed, status="failed", message="IntegrationError: v[3]"))
     assert "IntegrationError: v[3]" in failed.get_suptitle()
+    for ax in _plot_axes(failed):  # the last sample marked on every panel
+        (end,) = _gid(ax, "run_end")
+        assert end.get_xdata()[0] == pytest.approx(t_end)
 
 
 def test_fault_events_are_vertical_lines_on_every_panel_and_named_once(closed):
@@ -211,22 +371,49 @@ def test_fault_events_are_vertical_lines_on_every_panel_and_named_once(closed):
     res = _with_manifest(closed, events=[event])
     for name, fn in CLOSED_FIGURES.items():
         fig = fn(res)
-        axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+        axes = _plot_axes(fig)
         for ax in axes:
-            marks = [ln for ln in ax.get_lines() if ln.get_gid() == "event"]
+            marks = _gid(ax, "event")
             assert len(marks) == 1 and marks[0].get_xdata()[0] == pytest.approx(0.7), name
-        legend_texts = [t.get_text() for t in axes[0].get_legend().get_texts()]
-        assert any("thruster fault: thruster 3 failed_off" in t for t in legend_texts), name
+        named = [
+            t.get_text()
+            for ax in axes
+            if ax.get_legend()
+            for t in ax.get_legend().get_texts()
+            if "thruster fault: thruster 3 failed_off" in t.get_text()
+        ]
+        assert len(named) == 1, name
     thr = P.plot_thrusters(res)
     rows = [c for c in thr.axes[0].collections if c.get_gid() == "fault_row"]
     (seg,) = rows[0].get_segments()
     assert seg[0].tolist() == pytest.approx([0.7, 3.0]) and seg[1][0] == pytest.approx(1.5)
 
 
-def test_every_thruster_is_labelled_and_the_bars_are_explained(closed, figures):
+def test_degradation_episodes_are_spans_named_once(closed):
+    episodes = [
+        {"t": 0.2, "event": "steering saturated", "until": 0.3, "ticks": 11},
+        {"t": 0.9, "event": "steering saturated", "until": 0.95, "ticks": 6},
+    ]
+    fig = _drawn(P.plot_disturbance_rejection(_with_manifest(closed, events=episodes)))
+    spans = [p for p in fig.axes[0].patches if p.get_gid() == "episode"]
+    assert [(round(p.get_x(), 6), round(p.get_x() + p.get_width(), 6)) for p in spans] == [
+        (0.2, 0.31),
+        (0.9, 0.96),  # until + one control period (the last tick's period)
+    ]
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert texts.count("steering saturated (2 episodes)") == 1
+
+
+def test_every_thruster_is_labelled_by_its_name_and_the_bars_are_explained(closed, wheels, figures):
+    names = [t["name"] for t in wheels.manifest["system"]["thrusters"]]
+    fig = _drawn(P.plot_thrusters(wheels))
+    for ax in fig.axes[:2]:
+        assert [t.get_text() for t in ax.get_yticklabels()] == [
+            f"{i} {n}" for i, n in enumerate(names)
+        ]
+    assert names[:2] == ["+x", "-x"]
     S = closed["thrust_cmd"].shape[1]
-    for ax in figures["thrusters"].axes[:2]:
-        assert [t.get_text() for t in ax.get_yticklabels()] == [str(i) for i in range(S)]
+    assert len(_labelled(figures["thrusters"].axes[0].get_yticklabels())) == S
     words = figures["thrusters"].axes[1].get_title(loc="left")
     period_ms = 1e3 * np.median(np.diff(closed.t))
     peak_ms = 1e3 * closed["thrust_on"].max()
@@ -234,6 +421,46 @@ def test_every_thruster_is_labelled_and_the_bars_are_explained(closed, figures):
     full, period = re.search(r"= (\S+) ms on in a (\S+) ms period", words).groups()
     assert float(full) == pytest.approx(peak_ms, rel=1e-3)
     assert float(period) == pytest.approx(period_ms, rel=1e-3)
+
+
+# ------------------------------------------------------------ wrench balance
+
+
+def _mean(x, n):
+    """Centred mean over n samples, fewer at the ends (an independent loop)."""
+    h = n // 2
+    return np.array([x[max(0, i - h) : i + h + 1].mean() for i in range(len(x))])
+
+
+def test_wrench_balance_adds_the_actuators_to_the_reaction(closed, wheels, figures):
+    for res, fig, device in (
+        (closed, figures["wrench_balance"], "VSCMGs (asked − steering error)"),
+        (wheels, figures["wrench_balance_wheels"], "wheels (asked − shortfall)"),
+    ):
+        ax = fig.axes  # 4 rows x 3 columns, row-major
+        n = int(round(0.2 / np.median(np.diff(res.t)))) | 1
+        thr = res["wrench_thr_true"]
+        tau = res["vscmg_torque_cmd"] - (
+            res["vscmg_torque_err"] if device.startswith("VSCMG") else res["rw_torque_err"]
+        )
+        for j in range(3):
+            force, torque = ax[j], ax[3 + j]
+            np.testing.assert_allclose(
+                _line(force, "arm reaction (planned)" if j == 2 else "_a").get_ydata(),
+                res["arm_reaction"][:, j],
+            )
+            resid_f = res["arm_reaction"][:, j] + thr[:, j]
+            resid_t = res["arm_reaction"][:, 3 + j] + thr[:, 3 + j] + tau[:, j]
+            means = [ln for ln in force.get_lines() if ln.get_marker() == "o"]
+            np.testing.assert_allclose(means[0].get_ydata(), _mean(resid_f, n), atol=1e-12)
+            means = [ln for ln in torque.get_lines() if ln.get_marker() == "o"]
+            np.testing.assert_allclose(means[0].get_ydata(), _mean(resid_t, n), atol=1e-12)
+        labels = [t.get_text() for t in ax[2].get_legend().get_texts()]
+        assert device in labels and "thrusters (delivered)" in labels
+        # rejection: the torque the base feels is a small part of the arm's reaction
+        react = np.sqrt(np.mean(res["arm_reaction"][:, 3:] ** 2))
+        felt = np.sqrt(np.mean((res["arm_reaction"][:, 3:] + thr[:, 3:] + tau) ** 2))
+        assert felt < 0.2 * react
 
 
 # ------------------------------------------------------------ dynamics check

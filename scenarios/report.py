@@ -1,0 +1,218 @@
+"""One self-contained HTML page of a run, for a design review: ``dqspace report RUN``.
+
+The page holds, in this order: the run's status (a red banner unless it completed
+without degradation), its degradations and events; the metrics in display units with
+the requirements (:func:`dqspace.scenarios.plots.requirement_limits`) and verdicts; every
+figure of :func:`dqspace.scenarios.plots.figures`, embedded as base64 PNG; the resolved
+scenario as TOML; the versions, the machine and the run's times from the manifest.
+
+It needs nothing but the file: no script, no font, no stylesheet or image is fetched
+(the style sheet is inline, the images are ``data:`` URLs), so it opens offline and can
+be attached to a review as is.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+from pathlib import Path
+
+from .metrics import METRICS
+from .storage import atomic_write_bytes
+from .units import format_number, format_quantity
+
+__all__ = ["build_report", "write_report"]
+
+_CSS = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #111;
+       line-height: 1.4; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; border-bottom: 1px solid #999; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+td, th { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: left;
+         vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.banner { padding: 0.6em 1em; border: 2px solid; font-weight: bold; margin: 1em 0; }
+.ok { border-color: #2a6e2a; }
+.bad { border-color: #b00000; color: #b00000; }
+.fail { color: #b00000; font-weight: bold; }
+figure { margin: 1.5em 0; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: 0.9em; color: #333; }
+pre { background: #f4f4f4; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+"""
+
+
+def _e(x):
+    return html.escape(str(x), quote=True)
+
+
+def _png(fig, dpi=110):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _status_html(res):
+    from .plots import _status_text
+
+    m = res.manifest
+    text = _status_text(res)
+    t_end = float(res.t[-1]) if len(res.t) else 0.0
+    duration = ((m.get("scenario") or {}).get("scenario") or {}).get("duration")
+    if text:
+        head = f"Run {text}"
+        cls = "bad"
+    else:
+        head = "Run complete, no degradation"
+        cls = "ok"
+    span = f"simulated to t = {format_number(t_end)} s" + (
+        f" of {format_number(duration)} s" if duration is not None else ""
+    )
+    out = [f'<div class="banner {cls}" id="status">{_e(head)} ({_e(span)})</div>']
+    degraded = m.get("degraded") or []
+    if degraded:
+        out.append("<h2>Degradations</h2><ul>")
+        out += [f"<li>{_e(d)}</li>" for d in degraded]
+        out.append("</ul>")
+    events = [e for e in m.get("events") or [] if isinstance(e, dict)]
+    out.append("<h2>Events</h2>")
+    if events:
+        out.append("<table><tr><th>t [s]</th><th>event</th><th>details</th></tr>")
+        for e in events:
+            details = ", ".join(f"{k} = {v}" for k, v in e.items() if k not in ("t", "event"))
+            t = format_number(e["t"]) if "t" in e else ""
+            out.append(
+                f'<tr><td class="num">{_e(t)}</td><td>{_e(e.get("event", ""))}</td>'
+                f"<td>{_e(details)}</td></tr>"
+            )
+        out.append("</table>")
+    else:
+        out.append("<p>none</p>")
+    return "\n".join(out)
+
+
+def _metrics_html(res):
+    from .plots import _metrics, requirement_limits
+
+    metrics = _metrics(res)
+    if not metrics:
+        return "<h2>Metrics</h2><p>none (not a closed-loop run)</p>"
+    limits = requirement_limits(res)
+    rows = [
+        "<h2>Metrics</h2>",
+        '<table id="metrics"><tr><th>metric</th><th>value</th><th>requirement</th>'
+        "<th>verdict</th><th>meaning</th></tr>",
+    ]
+    order = [m for m in METRICS if m in metrics] + [m for m in metrics if m not in METRICS]
+    for name in order:
+        value = metrics[name]
+        unit, meaning = METRICS.get(name, ("-", ""))
+        shown = format_quantity(value, unit, kind=name) if value == value else "n/a"
+        req = verdict = ""
+        if name in limits:
+            req = "≤ " + format_quantity(limits[name], unit, kind=name)
+            ok = value <= limits[name]
+            verdict = "met" if ok else '<span class="fail">NOT MET</span>'
+        rows.append(
+            f'<tr><td>{_e(name)}</td><td class="num">{_e(shown)}</td><td>{_e(req)}</td>'
+            f"<td>{verdict}</td><td>{_e(meaning)}</td></tr>"
+        )
+    rows.append("</table>")
+    rows.append(
+        "<p>Values in display units (lengths in mm, angles in deg, wheel speeds in rpm); "
+        "the result files are SI.</p>"
+    )
+    return "\n".join(rows)
+
+
+def _figures_html(res):
+    from .plots import figures
+
+    out = ["<h2>Figures</h2>"]
+    figs = figures(res)
+    if not figs:
+        out.append("<p>none</p>")
+    for name, fig in figs.items():
+        title = fig.get_suptitle().splitlines()[0] if fig.get_suptitle() else name
+        out.append(
+            f'<figure id="fig-{_e(name)}"><img alt="{_e(title)}" '
+            f'src="data:image/png;base64,{_png(fig)}"><figcaption>{_e(name)}: '
+            f"{_e(title)}</figcaption></figure>"
+        )
+    return "\n".join(out)
+
+
+def _scenario_html(res):
+    from .config import dumps_toml
+    from .schema import SCHEMA
+
+    sc = res.manifest.get("scenario") or {}
+    text = dumps_toml(sc, SCHEMA) if sc else "(no scenario in the manifest)"
+    return f'<h2>Scenario (resolved)</h2><pre id="scenario">{_e(text)}</pre>'
+
+
+def _machine_html(res, source):
+    m = res.manifest
+    rows = [
+        ("result", source or ""),
+        ("scenario file", m.get("source", "")),
+        ("dqspace", m.get("package_version", "")),
+        ("Python", m.get("python", "")),
+        ("dependencies", ", ".join(f"{k} {v}" for k, v in (m.get("dependencies") or {}).items())),
+        ("machine", ", ".join(f"{k} {v}" for k, v in (m.get("machine") or {}).items())),
+        ("seed", m.get("seed", "")),
+        ("created", m.get("created", "")),
+        ("updated", m.get("updated", "")),
+    ]
+    wall = m.get("wall_time")
+    if wall is not None:
+        rtf = m.get("real_time_factor")
+        rows.append(
+            (
+                "wall time",
+                f"{format_number(wall)} s"
+                + (f" ({format_number(rtf, 3)}x real time)" if rtf is not None else ""),
+            )
+        )
+    cells = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    return f'<h2>Versions and machine</h2><table id="machine">{cells}</table>'
+
+
+def build_report(res, source: str | os.PathLike | None = None) -> str:
+    """The HTML page of a result (see the module docstring) as a string.
+
+    Parameters
+    ----------
+    res : Results (closed or open loop)
+    source : the result's directory, named on the page
+    """
+    sc = res.manifest.get("scenario") or {}
+    name = (sc.get("scenario") or {}).get("name", "unnamed scenario")
+    desc = (sc.get("scenario") or {}).get("description", "")
+    body = [
+        f"<h1>{_e(name)}</h1>",
+        f"<p>{_e(desc)}</p>" if desc else "",
+        _status_html(res),
+        _metrics_html(res),
+        _figures_html(res),
+        _scenario_html(res),
+        _machine_html(res, None if source is None else str(source)),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_e(name)}: dqspace run report</title><style>{_CSS}</style></head>"
+        "<body>\n" + "\n".join(b for b in body if b) + "\n</body></html>\n"
+    )
+
+
+def write_report(res, path: str | os.PathLike, source: str | os.PathLike | None = None) -> Path:
+    """Write :func:`build_report` to ``path`` atomically; returns the path."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory; give the HTML file's path")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, build_report(res, source).encode("utf-8"))
+    return path
