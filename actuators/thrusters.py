@@ -598,15 +598,20 @@ class Valves:
             )
         self.n, self.period = int(n), T
         self.open_delay, self.close_delay, self.min_on_time = od, cd, mot
+        self.ideal = od == cd == mot == 0.0
         # end of the thrust still coming from earlier pulses, from the coming period's start:
         # <= 0 none, +inf a pulse commanded up to the end of the last period
         self._carry = np.full(self.n, -np.inf)
+        self._zeros = np.zeros(self.n)
+        self._zeros.flags.writeable = False
 
     def _plan(self, on_time):
         u = np.asarray(on_time, dtype=float)
         T = self.period
-        if u.shape != (self.n,) or not np.all((u >= 0.0) & (u <= T * (1.0 + 1e-12))):
+        if u.shape != (self.n,) or not ((u >= 0.0).all() and (u <= T * (1.0 + 1e-12)).all()):
             raise ValueError(f"valves: on_time must be ({self.n},) within [0, {T}], got {u}")
+        if self.ideal:  # the thrust is the commanded pulse; nothing carries over
+            return ValveWindows(self._zeros, self._zeros, u.copy()), self._carry
         od, cd = self.open_delay, self.close_delay
         carry = self._carry
         running = carry == np.inf  # commanded on up to this period's start
@@ -629,9 +634,17 @@ class Valves:
     def windows(self, on_time: ArrayLike) -> ValveWindows:
         """When the thrust is on during the coming period for the pulses ``on_time`` (n,)
         (commanded on during ``[0, on_time)``); the state is not changed."""
-        return self._plan(on_time)[0]
+        u = np.array(on_time, dtype=float)
+        plan = self._plan(u)
+        self._last = (u, plan)  # advance() with the same pulses does not plan again
+        return plan[0]
 
     def advance(self, on_time: ArrayLike) -> ValveWindows:
         """:meth:`windows`, then move on to the next period."""
-        w, self._carry = self._plan(on_time)
+        last = getattr(self, "_last", None)
+        if last is not None and np.array_equal(last[0], on_time):
+            w, self._carry = last[1]
+        else:
+            w, self._carry = self._plan(on_time)
+        self._last = None
         return w

@@ -413,11 +413,14 @@ class Plant:
             min_on_time=tc["min_on_time"] / self.dt,
         )
         self._tail_level = np.zeros(S)  # thrust of the pulse still delivering [N]
+        self._windows = (None, None)
 
     def thrust_windows(self, c: Commands):
         """The :class:`~dqspace.actuators.thrusters.ValveWindows` (in dynamics steps) of the
         period the commands ``c`` are for: when each thruster delivers thrust."""
-        return self.valves.windows(c.n_on)
+        if self._windows[0] is not c:  # computed once per tick (recorder, then advance)
+            self._windows = (c, self.valves.windows(c.n_on))
+        return self._windows[1]
 
     def delivered_thrust(self, c: Commands) -> NDArray[np.float64]:
         """(S,) mean thrust [N] each thruster delivers over the period of the commands ``c``
@@ -442,7 +445,9 @@ class Plant:
     def advance(self, q, v, t, c: Commands, disturbance):
         """The state one control period after ``t`` with the commands ``c`` held."""
         sy = self.sy
+        self.thrust_windows(c)  # planned once per tick
         w = self.valves.advance(c.n_on)
+        self._windows = (None, None)
         self.tick_inputs(
             t,
             c.tau_hold,
