@@ -12,9 +12,10 @@ Each control tick::
   -> reaction-wheel distribution and momentum management -> :class:`Commands`.
   Measurements are the plant's true state today (perfect knowledge).
 * :class:`Plant`: the multibody model with the devices as bodies, integrated with compiled
-  Lie-group RK4 over the period; the thrusters' pulses, the VSCMG servo loops and the joint
-  limiter (arm torque and rate limits, wheel motor limits and friction) act inside the
-  integration (:mod:`dqspace.scenarios._inputs`).
+  Lie-group RK4 over the period; the thrusters' pulses (as their valves deliver them), the
+  VSCMG servo loops, the joint limiter (arm torque and rate limits; wheel, gimbal and VSCMG
+  wheel motor limits and friction) and the optional orbit terms act inside the integration
+  (:mod:`dqspace.scenarios._inputs`).
 
 Torque sharing between the devices: the thrusters take the force (``thrusters.mode =
 "force"``) or the whole wrench (``"wrench"``); the torque the thrusters do not deliver goes
