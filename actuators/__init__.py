@@ -21,7 +21,15 @@ from .allocation import (
 from .pwm import PulseModulator, PulseTrain, SchmittTrigger
 from .servo import ServoGains, ServoTorques, servo_controller, servo_torques
 from .steering import SteeringCommand, SteeringLaw, steer
-from .thrusters import FaultKind, Thruster, ThrusterFault, ThrusterSet, paper_thruster_set
+from .thrusters import (
+    FaultKind,
+    Thruster,
+    ThrusterFault,
+    ThrusterSet,
+    Valves,
+    ValveWindows,
+    paper_thruster_set,
+)
 from .vscmg import (
     NOMINAL_WHEEL_SPEED,
     PYRAMID_SKEW,
@@ -58,6 +66,8 @@ __all__ = [
     "ThrusterSet",
     "VSCMG",
     "VSCMGCluster",
+    "Valves",
+    "ValveWindows",
     "attach_cluster",
     "paper_thruster_set",
     "pyramid_cluster",

@@ -33,6 +33,10 @@ degraded      ``scale * c``, ``0 < scale <= 1`` (lower chamber pressure: the
 
 Hence ``delivered = effectiveness * clip(c, sigma_min, sigma_max) + fixed_thrust`` with
 ``effectiveness`` 1, 0, 0, ``scale`` and ``fixed_thrust`` 0, 0, ``stuck_thrust``, 0.
+
+Valve timing (:class:`Valves`): when a commanded on/off pulse actually delivers thrust --
+an opening delay after the command's rising edge, a closing delay after its falling edge,
+and a minimum on-time below which a pulse is not executed.
 """
 
 from collections.abc import Mapping, Sequence
@@ -50,6 +54,8 @@ __all__ = [
     "Thruster",
     "ThrusterFault",
     "ThrusterSet",
+    "Valves",
+    "ValveWindows",
     "paper_thruster_set",
 ]
 
@@ -514,3 +520,131 @@ def paper_thruster_set(
                 )
             )
     return ThrusterSet(tuple(thrusters), faults)
+
+
+# ------------------------------------------------------------------ valve timing
+
+
+@dataclass(frozen=True, eq=False)
+class ValveWindows:
+    """When the thrusters deliver thrust during one control period (times from its start,
+    in the :class:`Valves`' time unit, within ``[0, period]``).
+
+    Attributes
+    ----------
+    tail_end : (S,) array
+        Thrust from earlier periods' pulses (still open, or closing) during ``[0, tail_end)``.
+    start, end : (S,) arrays
+        This period's pulse delivers thrust during ``[start, end)`` (``start == end``: none).
+    """
+
+    tail_end: NDArray[np.float64]
+    start: NDArray[np.float64]
+    end: NDArray[np.float64]
+
+    @property
+    def on_duration(self) -> NDArray[np.float64]:
+        """(S,) time each thruster delivers thrust during the period."""
+        return self.tail_end + (self.end - self.start)
+
+
+class Valves:
+    """The valves of ``n`` thrusters fired by leading-edge pulses, period after period.
+
+    Each period a thruster is commanded on during ``[0, on_time)`` (the pulses of
+    :mod:`dqspace.actuators.pwm`).  A commanded pulse ``[t_r, t_f)`` delivers thrust during
+    ``[t_r + open_delay, t_f + close_delay)``: the valve opens ``open_delay`` after the
+    command's rising edge and closes ``close_delay`` after its falling edge.  A pulse that
+    reaches the end of its period and goes on in the next one is one pulse (the valve stays
+    open).  **Minimum on-time**: a pulse shorter than ``min_on_time`` that starts while the
+    thruster is not delivering thrust is not executed at all (the valve driver ignores it,
+    as Basilisk's thruster model does with on-time requests below ``MinOnTime``); while the
+    thruster still delivers thrust (a pulse running on, or closing) a short pulse is
+    executed and extends the firing.
+
+    Times in any one unit (seconds, or dynamics steps as the scenario's plant uses);
+    ``0 <= open_delay < period``, ``0 <= close_delay < period``,
+    ``0 <= min_on_time <= period``, so that a pulse's thrust ends within the next period.
+    With all three zero the thrust is the commanded pulse exactly.
+
+    :meth:`windows` says when the thrust is on during the coming period, without changing
+    the valves' state; :meth:`advance` does the same and moves on to the next period.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        *,
+        period: float,
+        open_delay: float = 0.0,
+        close_delay: float = 0.0,
+        min_on_time: float = 0.0,
+    ) -> None:
+        T = _finite_scalar(period, "period", "valves")
+        if T <= 0.0:
+            raise ValueError(f"valves: period must be > 0, got {T}")
+        od = _finite_scalar(open_delay, "open_delay", "valves")
+        cd = _finite_scalar(close_delay, "close_delay", "valves")
+        mot = _finite_scalar(min_on_time, "min_on_time", "valves")
+        for name, x, hi in (("open_delay", od, T), ("close_delay", cd, T)):
+            if not 0.0 <= x < hi:
+                raise ValueError(
+                    f"valves: {name} = {x} must be >= 0 and shorter than the control "
+                    f"period {T} (the same time unit)"
+                )
+        if not 0.0 <= mot <= T:
+            raise ValueError(
+                f"valves: min_on_time = {mot} must be >= 0 and at most the control period {T}"
+            )
+        self.n, self.period = int(n), T
+        self.open_delay, self.close_delay, self.min_on_time = od, cd, mot
+        self.ideal = od == cd == mot == 0.0
+        # end of the thrust still coming from earlier pulses, from the coming period's start:
+        # <= 0 none, +inf a pulse commanded up to the end of the last period
+        self._carry = np.full(self.n, -np.inf)
+        self._zeros = np.zeros(self.n)
+        self._zeros.flags.writeable = False
+
+    def _plan(self, on_time):
+        u = np.asarray(on_time, dtype=float)
+        T = self.period
+        if u.shape != (self.n,) or not ((u >= 0.0).all() and (u <= T * (1.0 + 1e-12)).all()):
+            raise ValueError(f"valves: on_time must be ({self.n},) within [0, {T}], got {u}")
+        if self.ideal:  # the thrust is the commanded pulse; nothing carries over
+            return ValveWindows(self._zeros, self._zeros, u.copy()), self._carry
+        od, cd = self.open_delay, self.close_delay
+        carry = self._carry
+        running = carry == np.inf  # commanded on up to this period's start
+        firing = carry > 0.0  # delivering thrust at this period's start
+        on = u > 0.0
+        accepted = on & (running | firing | (u >= self.min_on_time * (1.0 - 1e-12)))
+        a = np.where(running, 0.0, od)
+        b = np.where(u >= T, np.inf, u + cd)
+        new = accepted & (b > a)
+        tail = np.where(running, np.where(on, 0.0, cd), np.maximum(carry, 0.0))
+        tail = np.where(new, np.minimum(tail, a), tail)
+        end = np.where(new, b, tail)
+        w = ValveWindows(
+            tail_end=np.minimum(tail, T),
+            start=np.where(new, a, 0.0),
+            end=np.where(new, np.minimum(b, T), 0.0),
+        )
+        return w, end - T
+
+    def windows(self, on_time: ArrayLike) -> ValveWindows:
+        """When the thrust is on during the coming period for the pulses ``on_time`` (n,)
+        (commanded on during ``[0, on_time)``); the state is not changed."""
+        u = np.array(on_time, dtype=float)
+        plan = self._plan(u)
+        self._last = (u, plan)  # advance() with the same pulses does not plan again
+        return plan[0]
+
+    def advance(self, on_time: ArrayLike) -> ValveWindows:
+        """:meth:`windows`, then move on to the next period."""
+        last = getattr(self, "_last", None)
+        if last is not None and np.array_equal(last[0], on_time):
+            w, self._carry = last[1]
+        else:
+            w, self._carry = self._plan(on_time)
+        self._last = None
+        return w

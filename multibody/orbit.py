@@ -20,6 +20,10 @@ error of order ``n`` in the rates, 1e-3 rad/s in low orbit); the tidal terms are
 the distance to the reference point (the relative motion is small against the orbit radius).
 The result is what ``forward_dynamics(..., f_ext=...)`` takes: (nb, 6) ``[f, tau]`` in body
 axes, the torque about the body frame's origin.
+
+These are the checked Python faces of the one compiled implementation,
+:mod:`dqspace.multibody.kernels.orbit`, which the closed-loop plant of a scenario with
+``[orbit] enabled = true`` calls at every RK4 stage.
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq import rotation_matrix_from_dq, translation_from_dq
-from .kinematics import forward_kinematics
+from . import _state
+from .kernels import orbit as _k
 from .model import Model
 
 __all__ = ["hill_acceleration", "gravity_gradient_torque", "hill_wrenches"]
@@ -41,13 +45,19 @@ def _rate(n: float) -> float:
     return n
 
 
+def _vec(x: ArrayLike, name: str, shape: tuple) -> NDArray[np.float64]:
+    a = np.array(x, dtype=float)
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a finite array of shape {shape}, got {x!r}")
+    return a
+
+
 def hill_acceleration(r: ArrayLike, r_dot: ArrayLike, n: float) -> NDArray[np.float64]:
-    """The Clohessy-Wiltshire acceleration (3,) [m/s^2] of a particle at ``r`` moving with
-    ``r_dot`` in the Hill frame (module docstring)."""
-    n = _rate(n)
-    x, _, z = np.asarray(r, dtype=float)
-    vx, vy, _ = np.asarray(r_dot, dtype=float)
-    return np.array([3.0 * n * n * x + 2.0 * n * vy, -2.0 * n * vx, -n * n * z])
+    """The Clohessy-Wiltshire acceleration (3,) [m/s^2] of a particle at ``r`` [m] moving with
+    ``r_dot`` [m/s] in the Hill frame (module docstring)."""
+    out = np.empty(3)
+    _k.hill_acceleration(_vec(r, "r", (3,)), _vec(r_dot, "r_dot", (3,)), _rate(n), out)
+    return out
 
 
 def gravity_gradient_torque(
@@ -56,28 +66,23 @@ def gravity_gradient_torque(
     """Gravity-gradient torque (3,) [N m] about the centre of mass, body axes, of a body with
     attitude ``R_IB`` (body to Hill frame) and inertia ``inertia_com`` (3, 3) about its
     centre of mass in body axes: ``3 n^2 r_hat x (J r_hat)``, ``r_hat = R_IB^T e_x``."""
-    n = _rate(n)
-    r_hat = np.asarray(R_IB, dtype=float).T @ np.array([1.0, 0.0, 0.0])
-    J = np.asarray(inertia_com, dtype=float)
-    return 3.0 * n * n * np.cross(r_hat, J @ r_hat)
+    out = np.empty(3)
+    R = _vec(R_IB, "R_IB", (3, 3))
+    J = _vec(inertia_com, "inertia_com", (3, 3))
+    _k.gravity_gradient_torque(R, J, _rate(n), out)
+    return out
 
 
 def hill_wrenches(model: Model, q: ArrayLike, v: ArrayLike, n: float) -> NDArray[np.float64]:
     """External wrenches (nb, 6) ``[f, tau]`` (body axes, about each body's origin) of the
     Hill terms and the gravity gradient on every body (module docstring); zero for n = 0."""
     n = _rate(n)
+    q = np.array(_state.configuration(model, q, "q"))
+    v = np.array(_state.vector(v, "v", model.nv))
+    q.flags.writeable = v.flags.writeable = False  # as the plant callback's state
     f = np.zeros((model.nb, 6))
     if n == 0.0:
         return f
-    kin = forward_kinematics(model, q, v)
-    for k in range(model.nb):
-        R = rotation_matrix_from_dq(kin.pose[k])
-        c = model.com[k]
-        w_B, v_B = kin.twist[k, :3], kin.twist[k, 3:]
-        r_c = translation_from_dq(kin.pose[k]) + R @ c
-        v_c = R @ (v_B + np.cross(w_B, c))
-        F_B = model.mass[k] * (R.T @ hill_acceleration(r_c, v_c, n))
-        tau = np.cross(c, F_B) + gravity_gradient_torque(R, model.inertia_com[k], n)
-        f[k, :3] = F_B
-        f[k, 3:] = tau
+    # writable copies: the same compiled specialisation as the plant callback's
+    _k.hill_wrenches(np.array(model._ints), np.array(model._reals), q, v, n, f)
     return f

@@ -4,25 +4,38 @@ Within a control period the callback applies, with the commands of the tick held
 
 * the generalized forces the flight software commands (arm joint torques, reaction-wheel
   motor torques), held over the period;
-* the thrusters' wrench on the base: thruster i pushes with ``on_level[i]``
-  during the first ``n_on[i]`` dynamics steps of the period and with
-  ``off_level[i]`` afterwards (zero, or a stuck-on thruster's thrust); pulses
-  switch on step boundaries, decided from the step's start time ``t_step``;
+* the thrusters' wrench on the base: thruster i pushes with ``on_level[i]`` during
+  ``[pulse_start[i], pulse_end[i])`` (this period's pulse as its valve delivers it), with
+  ``tail_level[i]`` during ``[0, tail_end[i])`` (an earlier pulse still open or closing)
+  and with ``off_level[i]`` otherwise (zero, or a stuck-on thruster's thrust); the times
+  are in dynamics steps from the tick (:class:`dqspace.actuators.thrusters.Valves` computes
+  them).  The thrust is constant over each dynamics step, decided from the step's start
+  time ``t_step``: a step partly inside a window gets the window's level times the part of
+  the step it covers, so every pulse delivers its exact impulse whatever the valve delays
+  (a delay that is not a whole number of steps shifts the pulse's impulse within the step,
+  by at most one step);
 * a constant disturbance wrench on the base;
 * the VSCMG servo loops (continuous-time laws of
   :func:`dqspace.actuators.servo.servo_kernel`, evaluated with the stage's state);
-* the joint limiter, last: for each limited joint (arm joints with torque or rate limits,
-  wheel motors), the torque is clipped to ``max_torque``, cut to zero when the joint's
-  rate is at ``max_rate`` and the torque would push it further, and reduced by viscous
-  friction ``friction * v``.
+* the joint limiter, after the servos: for each limited joint (arm joints with torque or
+  rate limits, wheel motors, VSCMG gimbal and wheel motors), the torque is clipped to
+  ``max_torque``, cut to zero when the joint's rate is at ``max_rate`` and the torque would
+  push it further, and friction is subtracted: viscous ``friction * v`` and Coulomb
+  ``coulomb * sign(v)``.  Each stage at which the limiter clipped or cut joint i adds one
+  to ``mem[i]`` (when ``mem`` has at least L entries): what the plant reports as
+  saturation over a period;
+* with an orbit (``nb > 0``), the Clohessy-Wiltshire forces and the gravity-gradient
+  torques on every body (:func:`dqspace.multibody.kernels.orbit.hill_wrenches`), from the
+  plant model packed into ``model_ints`` / ``model_reals`` (its ``ints`` and ``reals``
+  arrays, row-major, the ints as floats) and the stage's state.
 
 ``params`` is cut into the named fields of :func:`layout` (sizes from the system: nv, S
-thrusters, K VSCMGs, L limited joints).  Its first :data:`HEADER` ``.width`` entries are
-the header: the tick time, the step, the four sizes, then the offset of every field, so
-that the compiled callback reads each field by name (``params[HEADER.tau]`` is where the
-held torques start) and the offsets are computed once, here.  The callback signature is
-numba's fixed ``INPUTS_SIG`` (one float64 vector), so sizes, offsets and joint indices are
-stored as floats; they are small integers, exact in float64.
+thrusters, K VSCMGs, L limited joints, nb bodies with an orbit, else 0).  Its first
+:data:`HEADER` ``.width`` entries are the header: the tick time, the step, the five sizes,
+then the offset of every field, so that the compiled callback reads each field by name
+(``params[HEADER.tau]`` is where the held torques start) and the offsets are computed once,
+here.  The callback signature is numba's fixed ``INPUTS_SIG`` (one float64 vector), so
+sizes, offsets and indices are stored as floats; they are small integers, exact in float64.
 """
 
 from collections import namedtuple
@@ -32,7 +45,8 @@ from numba import njit
 
 from .._jit import lazy_njit
 from ..actuators.servo import servo_kernel
-from ..multibody.kernels.layout import Layout
+from ..multibody.kernels.layout import INTS, REALS, Layout
+from ..multibody.kernels.orbit import hill_wrenches
 from ..multibody.simulation import INPUTS_SIG
 
 __all__ = [
@@ -41,48 +55,62 @@ __all__ = [
     "pack",
     "TickInputs",
     "layout",
+    "Sizes",
     "HEADER",
     "FIELDS",
 ]
 
-#: the fields after the header, with their sizes as functions of (nv, S, K, L)
+#: the sizes the fields depend on: nv, S thrusters, K VSCMGs, L limited joints, nb bodies
+#: (the plant model packed for the orbit terms; 0 without an orbit)
+Sizes = namedtuple("Sizes", ["nv", "S", "K", "L", "nb"])
+
+#: the fields after the header, with their sizes as functions of the Sizes n
 FIELDS = (
-    ("tau", lambda nv, S, K, L: nv),  # held generalized forces
-    ("n_on", lambda nv, S, K, L: S),  # dynamics steps each thruster is on
-    ("on_level", lambda nv, S, K, L: S),  # thrust while on [N]
-    ("off_level", lambda nv, S, K, L: S),  # thrust while off [N] (stuck-on thrusters)
-    ("H", lambda nv, S, K, L: 6 * S),  # thruster wrench directions, row-major (6, S)
-    ("disturbance", lambda nv, S, K, L: 6),  # base wrench [f, tau]
-    ("k_g", lambda nv, S, K, L: 1),  # gimbal servo bandwidth [1/s]
-    ("gimbal_rate_cmd", lambda nv, S, K, L: K),
-    ("wheel_accel_cmd", lambda nv, S, K, L: K),
-    ("gimbal_q", lambda nv, S, K, L: K),  # indices into q
-    ("gimbal_v", lambda nv, S, K, L: K),  # indices into v
-    ("wheel_v", lambda nv, S, K, L: K),
-    ("A_g0", lambda nv, S, K, L: 3 * K),  # row-major (3, K)
-    ("A_s0", lambda nv, S, K, L: 3 * K),
-    ("A_t0", lambda nv, S, K, L: 3 * K),
-    ("I_cg", lambda nv, S, K, L: K),
-    ("I_ws", lambda nv, S, K, L: K),
-    ("I_s", lambda nv, S, K, L: K),
-    ("I_t", lambda nv, S, K, L: K),
-    ("limited_v", lambda nv, S, K, L: L),  # indices into v of the limited joints
-    ("max_torque", lambda nv, S, K, L: L),
-    ("max_rate", lambda nv, S, K, L: L),
-    ("friction", lambda nv, S, K, L: L),  # viscous [N m s/rad]
+    ("tau", lambda n: n.nv),  # held generalized forces
+    ("tail_end", lambda n: n.S),  # [steps] thrust at tail_level during [0, tail_end)
+    ("tail_level", lambda n: n.S),  # [N]
+    ("pulse_start", lambda n: n.S),  # [steps] thrust at on_level during [pulse_start,
+    ("pulse_end", lambda n: n.S),  # pulse_end)
+    ("on_level", lambda n: n.S),  # [N]
+    ("off_level", lambda n: n.S),  # thrust otherwise [N] (stuck-on thrusters)
+    ("H", lambda n: 6 * n.S),  # thruster wrench directions, row-major (6, S)
+    ("disturbance", lambda n: 6),  # base wrench [f, tau]
+    ("k_g", lambda n: 1),  # gimbal servo bandwidth [1/s]
+    ("gimbal_rate_cmd", lambda n: n.K),
+    ("wheel_accel_cmd", lambda n: n.K),
+    ("gimbal_q", lambda n: n.K),  # indices into q
+    ("gimbal_v", lambda n: n.K),  # indices into v
+    ("wheel_v", lambda n: n.K),
+    ("A_g0", lambda n: 3 * n.K),  # row-major (3, K)
+    ("A_s0", lambda n: 3 * n.K),
+    ("A_t0", lambda n: 3 * n.K),
+    ("I_cg", lambda n: n.K),
+    ("I_ws", lambda n: n.K),
+    ("I_s", lambda n: n.K),
+    ("I_t", lambda n: n.K),
+    ("limited_v", lambda n: n.L),  # indices into v of the limited joints
+    ("max_torque", lambda n: n.L),
+    ("max_rate", lambda n: n.L),
+    ("friction", lambda n: n.L),  # viscous [N m s/rad]
+    ("coulomb", lambda n: n.L),  # Coulomb [N m]
+    ("orbit_rate", lambda n: 1),  # [rad/s]
+    ("model_ints", lambda n: n.nb * INTS.width),  # the plant's ints, row-major, as floats
+    ("model_reals", lambda n: n.nb * REALS.width),
 )
 
 #: the header: scalars, sizes, then one offset per field (same names)
 HEADER = Layout(
     "plant inputs header",
-    [("t_tick", 1), ("dt", 1), ("nv", 1), ("S", 1), ("K", 1), ("L", 1)]
+    [("t_tick", 1), ("dt", 1), ("nv", 1), ("S", 1), ("K", 1), ("L", 1), ("nb", 1)]
     + [(name, 1) for name, _ in FIELDS],
 )
 
 
-def layout(nv, S, K, L=0):
-    """The :class:`~dqspace.multibody.kernels.layout.Layout` of ``params`` for these sizes."""
-    sizes = [(name, size(nv, S, K, L)) for name, size in FIELDS]
+def layout(nv, S, K, L=0, nb=0):
+    """The :class:`~dqspace.multibody.kernels.layout.Layout` of ``params`` for these sizes
+    (``nb``: bodies of the plant model packed for the orbit terms, 0 without an orbit)."""
+    n = Sizes(nv, S, K, L, nb)
+    sizes = [(name, size(n)) for name, size in FIELDS]
     return Layout("plant inputs", [("header", HEADER.width), *sizes])
 
 
@@ -98,15 +126,20 @@ def pack(
     max_torque=None,
     max_rate=None,
     friction=None,
+    coulomb=None,
+    orbit_rate=0.0,
+    model=None,
     out=None,
 ):
     """Create (or fill) the ``params`` vector of :func:`closed_loop_inputs` (layout ``lay``)
     with what stays the same over a run: the header, the thruster directions, the VSCMG
-    geometry and the joint limiter.  :class:`TickInputs` writes the rest at every tick."""
-    nv, S, K, L = lay.size("tau"), lay.size("n_on"), lay.size("gimbal_q"), lay.size("limited_v")
+    geometry, the joint limiter and the orbit (its rate [rad/s] and the plant ``model``,
+    when ``lay`` has room for it).  :class:`TickInputs` writes the rest at every tick."""
+    nv, S, K = lay.size("tau"), lay.size("pulse_end"), lay.size("gimbal_q")
+    L, nb = lay.size("limited_v"), lay.size("model_ints") // INTS.width
     p = np.zeros(lay.width) if out is None else out
     p[HEADER.dt] = dt
-    p[HEADER.nv], p[HEADER.S], p[HEADER.K], p[HEADER.L] = nv, S, K, L
+    p[HEADER.nv], p[HEADER.S], p[HEADER.K], p[HEADER.L], p[HEADER.nb] = nv, S, K, L, nb
 
     def put(name, value):
         o = lay.offsets[name]
@@ -128,6 +161,12 @@ def pack(
         put("max_torque", max_torque)
         put("max_rate", max_rate)
         put("friction", friction)
+        put("coulomb", np.zeros(L) if coulomb is None else coulomb)
+    if nb:
+        put("orbit_rate", orbit_rate)
+        ints, reals = model.packed
+        put("model_ints", np.asarray(ints, float))
+        put("model_reals", reals)
     return p
 
 
@@ -142,7 +181,9 @@ class TickInputs:
             return params[o : o + lay.size(name)]
 
         self.tau = view("tau")
-        self.n_on, self.on_level, self.off_level = view("n_on"), view("on_level"), view("off_level")
+        self.tail_end, self.tail_level = view("tail_end"), view("tail_level")
+        self.pulse_start, self.pulse_end = view("pulse_start"), view("pulse_end")
+        self.on_level, self.off_level = view("on_level"), view("off_level")
         self.disturbance = view("disturbance")
         self.gimbal_rate_cmd, self.wheel_accel_cmd = (
             view("gimbal_rate_cmd"),
@@ -153,16 +194,22 @@ class TickInputs:
         self,
         t_tick,
         tau_hold,
-        n_on,
+        windows,
+        tail_level,
         on_level,
         off_level,
         disturbance,
         gimbal_rate_cmd,
         wheel_accel_cmd,
     ):
+        """``windows``: the thrusters' :class:`~dqspace.actuators.thrusters.ValveWindows`
+        in dynamics steps; levels [N]."""
         self.params[HEADER.t_tick] = t_tick
         self.tau[:] = tau_hold
-        self.n_on[:] = n_on
+        self.tail_end[:] = windows.tail_end
+        self.tail_level[:] = tail_level
+        self.pulse_start[:] = windows.start
+        self.pulse_end[:] = windows.end
         self.on_level[:] = on_level
         self.off_level[:] = off_level
         self.disturbance[:] = disturbance
@@ -170,6 +217,9 @@ class TickInputs:
         self.wheel_accel_cmd[:] = wheel_accel_cmd
         return self.params
 
+
+# the packed model's row widths, as ints numba freezes into the compiled code
+_INTS_W, _REALS_W = INTS.width, REALS.width
 
 # the header's indices as a named tuple of ints: numba freezes it into the compiled code
 _H = namedtuple("HeaderIndex", [name for name, _ in HEADER.fields])(
@@ -179,18 +229,25 @@ _H = namedtuple("HeaderIndex", [name for name, _ in HEADER.fields])(
 
 @lazy_njit(INPUTS_SIG, cache=True)
 def closed_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
-    """Held torques, thruster pulses, disturbance, VSCMG servos, joint limiter (see above)."""
+    """Held torques, thruster pulses, disturbance, VSCMG servos, joint limiter, orbit (see
+    above)."""
     t_tick, dt = params[_H.t_tick], params[_H.dt]
     nv, S, K, L = int(params[_H.nv]), int(params[_H.S]), int(params[_H.K]), int(params[_H.L])
     o = int(params[_H.tau])
     for j in range(nv):
         tau[j] = params[o + j]
     fext[:, :] = 0.0
-    step = int(np.floor((t_step - t_tick) / dt + 0.5))
-    o_on, o_lv = int(params[_H.n_on]), int(params[_H.on_level])
-    o_off, o_H = int(params[_H.off_level]), int(params[_H.H])
+    s0 = np.floor((t_step - t_tick) / dt + 0.5)  # the step's index in the period
+    o_te, o_tl = int(params[_H.tail_end]), int(params[_H.tail_level])
+    o_ps, o_pe = int(params[_H.pulse_start]), int(params[_H.pulse_end])
+    o_lv, o_off, o_H = int(params[_H.on_level]), int(params[_H.off_level]), int(params[_H.H])
     for i in range(S):
-        f = params[o_lv + i] if step < params[o_on + i] else params[o_off + i]
+        # the parts of the step [s0, s0 + 1) inside the pulse and inside the tail
+        on = min(params[o_pe + i], s0 + 1.0) - max(params[o_ps + i], s0)
+        on = on if on > 0.0 else 0.0
+        tail = min(params[o_te + i], s0 + 1.0) - s0
+        tail = tail if tail > 0.0 else 0.0
+        f = on * params[o_lv + i] + tail * params[o_tl + i] + (1.0 - on - tail) * params[o_off + i]
         if f != 0.0:
             for r in range(6):
                 fext[0, r] += f * params[o_H + r * S + i]
@@ -200,14 +257,40 @@ def closed_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
     if K > 0:
         _vscmg_servos(q, v, params, K, tau)
     o_v, o_tq = int(params[_H.limited_v]), int(params[_H.max_torque])
-    o_rt, o_fr = int(params[_H.max_rate]), int(params[_H.friction])
+    o_rt, o_fr, o_cf = int(params[_H.max_rate]), int(params[_H.friction]), int(params[_H.coulomb])
+    report = mem.shape[0] >= L
     for i in range(L):
         j = int(params[o_v + i])
         u = min(max(tau[j], -params[o_tq + i]), params[o_tq + i])
         w = v[j]
         if (w >= params[o_rt + i] and u > 0.0) or (w <= -params[o_rt + i] and u < 0.0):
             u = 0.0
-        tau[j] = u - params[o_fr + i] * w
+        if report and u != tau[j]:
+            mem[i] += 1.0
+        u -= params[o_fr + i] * w
+        c = params[o_cf + i]
+        if c != 0.0 and w != 0.0:
+            u -= c if w > 0.0 else -c
+        tau[j] = u
+    nb = int(params[_H.nb])
+    if nb > 0:
+        _orbit(q, v, params, nb, fext)
+
+
+@njit(cache=True)
+def _orbit(q, v, params, nb, fext):
+    """Add the orbit terms of every body to ``fext`` (the model unpacked from params)."""
+    o = int(params[_H.model_ints])
+    ints = np.empty((nb, _INTS_W), np.int64)
+    for k in range(nb):
+        for j in range(_INTS_W):
+            ints[k, j] = int(params[o + k * _INTS_W + j])
+    o = int(params[_H.model_reals])
+    reals = np.empty((nb, _REALS_W))
+    for k in range(nb):
+        for j in range(_REALS_W):
+            reals[k, j] = params[o + k * _REALS_W + j]
+    hill_wrenches(ints, reals, q, v, params[int(params[_H.orbit_rate])], fext)
 
 
 @njit(cache=True)

@@ -12,9 +12,10 @@ Each control tick::
   -> reaction-wheel distribution and momentum management -> :class:`Commands`.
   Measurements are the plant's true state today (perfect knowledge).
 * :class:`Plant`: the multibody model with the devices as bodies, integrated with compiled
-  Lie-group RK4 over the period; the thrusters' pulses, the VSCMG servo loops and the joint
-  limiter (arm torque and rate limits, wheel motor limits and friction) act inside the
-  integration (:mod:`dqspace.scenarios._inputs`).
+  Lie-group RK4 over the period; the thrusters' pulses (as their valves deliver them), the
+  VSCMG servo loops, the joint limiter (arm torque and rate limits; wheel, gimbal and VSCMG
+  wheel motor limits and friction) and the optional orbit terms act inside the integration
+  (:mod:`dqspace.scenarios._inputs`).
 
 Torque sharing between the devices: the thrusters take the force (``thrusters.mode =
 "force"``) or the whole wrench (``"wrench"``); the torque the thrusters do not deliver goes
@@ -311,9 +312,19 @@ class Navigation:
 
 
 class Plant:
-    """The plant of a built system: multibody + actuator physics between ticks."""
+    """The plant of a built system: multibody + actuator physics between ticks.
+
+    What it adds to the commands (:mod:`dqspace.scenarios._inputs` does it inside the
+    integration): the thrusters' valve timing (``thrusters.open_delay``, ``close_delay``,
+    ``min_on_time``; :class:`~dqspace.actuators.thrusters.Valves`, in dynamics steps), the
+    joint limiter (arm torque and rate limits; reaction-wheel motor torque, speed and
+    friction; VSCMG gimbal and wheel motor torque, rate and friction from ``[vscmg]``),
+    and, with ``[orbit] enabled``, the orbit terms on every body.
+    """
 
     def __init__(self, system):
+        from ..actuators import Valves
+
         sy = self.sy = system
         cfg = sy.cfg
         self.dt = cfg["integrator"]["dt"]
@@ -322,29 +333,64 @@ class Plant:
         S = sy.thrusters.n if sy.thrusters is not None else 0
         cm, wm, info = sy.cluster_model, sy.wheel_model, sy.arm_info
         K = cm.cluster.K if cm is not None else 0
-        # the joint limiter: arm joints with a finite torque or rate limit, wheel motors
-        lim_v, lim_tau, lim_rate, lim_fr = [], [], [], []
+        # the joint limiter: arm joints with a finite torque or rate limit, wheel motors,
+        # VSCMG gimbal and wheel motors; `groups` names the limiter's rows of each device
+        lim_v, lim_tau, lim_rate, lim_fr, lim_cf = [], [], [], [], []
+
+        def limit(j, torque, rate, viscous=0.0, coulomb=0.0):
+            lim_v.append(int(j))
+            lim_tau.append(float(torque))
+            lim_rate.append(float(rate))
+            lim_fr.append(float(viscous))
+            lim_cf.append(float(coulomb))
+            return len(lim_v) - 1
+
+        groups = {"arm": [], "rw": [], "gimbal": [], "vscmg_wheel": []}
+        self._arm_rows = []  # the arm joints (0..n-1) the limiter has, in its order
         for j in range(info.n):
             if np.isfinite(info.torque_limit[j]) or np.isfinite(info.rate_limit[j]):
-                lim_v.append(6 + j)
-                lim_tau.append(info.torque_limit[j])
-                lim_rate.append(info.rate_limit[j])
-                lim_fr.append(0.0)
+                groups["arm"].append(limit(6 + j, info.torque_limit[j], info.rate_limit[j]))
+                self._arm_rows.append(j)
         if wm is not None:
             arr = wm.array
             for i, j in enumerate(wm.index.wheel_v):
-                lim_v.append(int(j))
-                lim_tau.append(float(arr.max_torque[i]))
-                lim_rate.append(float(arr.max_speed[i]))
-                lim_fr.append(float(arr.wheels[i].friction))
+                groups["rw"].append(
+                    limit(j, arr.max_torque[i], arr.max_speed[i], arr.wheels[i].friction)
+                )
+        if cm is not None:
+            vc = cfg["vscmg"]
+            for j in cm.index.gimbal_v:
+                groups["gimbal"].append(
+                    limit(
+                        j,
+                        vc["gimbal_torque_max"],
+                        vc["gimbal_rate_max"],
+                        vc["gimbal_friction"],
+                        vc["gimbal_coulomb"],
+                    )
+                )
+            for j in cm.index.wheel_v:
+                groups["vscmg_wheel"].append(
+                    limit(
+                        j,
+                        vc["wheel_torque_max"],
+                        vc["wheel_speed_max_rpm"] * np.pi / 30.0,
+                        vc["wheel_friction"],
+                        vc["wheel_coulomb"],
+                    )
+                )
+        self.groups = {k: np.array(v, dtype=int) for k, v in groups.items()}
         big = np.finfo(float).max
         self.limited = dict(
             limited_v=np.array(lim_v, float),
             max_torque=np.nan_to_num(np.array(lim_tau, float), posinf=big),
             max_rate=np.nan_to_num(np.array(lim_rate, float), posinf=big),
             friction=np.array(lim_fr, float),
+            coulomb=np.array(lim_cf, float),
         )
-        self.layout = _inputs.layout(plant.nv, S, K, len(lim_v))
+        orbit = cfg["orbit"]
+        nb = plant.nb if orbit["enabled"] else 0
+        self.layout = _inputs.layout(plant.nv, S, K, len(lim_v), nb)
         self.params = _inputs.pack(
             self.layout,
             dt=self.dt,
@@ -352,23 +398,69 @@ class Plant:
             k_g=cfg["vscmg"]["servo_bandwidth"],
             cluster_index=cm.index if cm is not None else None,
             cluster=cm.cluster if cm is not None else None,
+            orbit_rate=orbit["rate"],
+            model=plant,
             **self.limited,
         )
         self.tick_inputs = _inputs.TickInputs(self.layout, self.params)
+        # the limiter's report: RK4 stages per limited joint at which it clipped
+        self.mem = np.zeros(len(lim_v))
+        tc = cfg["thrusters"]
+        self.valves = Valves(
+            S,
+            period=float(self.steps),
+            open_delay=tc["open_delay"] / self.dt,
+            close_delay=tc["close_delay"] / self.dt,
+            min_on_time=tc["min_on_time"] / self.dt,
+        )
+        self._tail_level = np.zeros(S)  # thrust of the pulse still delivering [N]
+        self._windows = (None, None)
+
+    def thrust_windows(self, c: Commands):
+        """The :class:`~dqspace.actuators.thrusters.ValveWindows` (in dynamics steps) of the
+        period the commands ``c`` are for: when each thruster delivers thrust."""
+        if self._windows[0] is not c:  # computed once per tick (recorder, then advance)
+            self._windows = (c, self.valves.windows(c.n_on))
+        return self._windows[1]
+
+    def delivered_thrust(self, c: Commands) -> NDArray[np.float64]:
+        """(S,) mean thrust [N] each thruster delivers over the period of the commands ``c``
+        (valve timing and faults in; the magnitude errors are in ``thruster_H_true``)."""
+        w = self.thrust_windows(c)
+        on, tail = w.end - w.start, w.tail_end
+        off = self.steps - on - tail
+        return (c.on_level * on + self._tail_level * tail + c.off_level * off) / self.steps
+
+    def saturation(self) -> dict[str, NDArray[np.bool_]]:
+        """Which limited joints the limiter clipped (torque limit) or cut (rate limit) during
+        the periods integrated since the last call, per device: ``"arm"`` (n,), ``"rw"``
+        (W,), ``"gimbal"`` (K,), ``"vscmg_wheel"`` (K,); then starts counting afresh."""
+        hit = self.mem > 0.0
+        out = {k: hit[rows] for k, rows in self.groups.items()}
+        arm = np.zeros(self.sy.arm_info.n, dtype=bool)
+        arm[self._arm_rows] = out["arm"]
+        out["arm"] = arm
+        self.mem[:] = 0.0
+        return out
 
     def advance(self, q, v, t, c: Commands, disturbance):
         """The state one control period after ``t`` with the commands ``c`` held."""
         sy = self.sy
+        self.thrust_windows(c)  # planned once per tick
+        w = self.valves.advance(c.n_on)
+        self._windows = (None, None)
         self.tick_inputs(
             t,
             c.tau_hold,
-            c.n_on,
+            w,
+            self._tail_level,
             c.on_level,
             c.off_level,
             disturbance,
             c.gimbal_rate_cmd,
             c.wheel_accel_cmd,
         )
+        self._tail_level = np.where(w.end > w.start, c.on_level, self._tail_level)
         tr = simulate_compiled(
             sy.plant,
             q,
@@ -378,6 +470,7 @@ class Plant:
             t0=t,
             inputs=_inputs.closed_loop_inputs,
             params=self.params,
+            mem=self.mem,
             record_every=self.steps,
         )
         return tr.q[-1], tr.v[-1]

@@ -10,7 +10,15 @@ and as events):
   errors of ~1e-12 N m;
 - **allocation best effort**: the thrust allocator could not meet the demand
   (``alloc_status`` best effort or solver error), e.g. every thruster failed or the
-  thrust bounds are too small.
+  thrust bounds are too small;
+- **motor limits**: the plant clipped a VSCMG gimbal or wheel motor (torque, rate or
+  speed limit of ``[vscmg]``) or a reaction-wheel motor during a period
+  (``gimbal_limited``, ``vscmg_spin_limited``, ``rw_limited``).
+
+Saturation counts (:func:`summarize`): ticks where the allocation put a thruster at its
+maximum thrust (``thrust_saturated``), where the plant's limiter clipped a gimbal, a VSCMG
+wheel or a reaction wheel in the period before the tick, where an arm joint met its limit,
+and where the steering or the wheel distribution fell short.
 """
 
 import numpy as np
@@ -20,6 +28,7 @@ __all__ = [
     "degradations",
     "steering_saturated",
     "alloc_best_effort",
+    "motors_limited",
     "METRICS",
     "ALLOC_STATUS",
     "STEERING_TOL_ABS",
@@ -60,7 +69,40 @@ METRICS = {
         "-",
         "control ticks whose VSCMG steering torque error exceeded the tolerance",
     ),
+    "thrust_saturated_ticks": (
+        "-",
+        "control ticks whose allocation put a thruster at its maximum thrust",
+    ),
+    "gimbal_limited_ticks": (
+        "-",
+        "control periods in which the plant clipped a gimbal motor (torque or rate limit)",
+    ),
+    "vscmg_spin_limited_ticks": (
+        "-",
+        "control periods in which the plant clipped a VSCMG wheel motor (torque or speed)",
+    ),
+    "rw_limited_ticks": (
+        "-",
+        "control periods in which the plant clipped a reaction-wheel motor (torque or speed)",
+    ),
 }
+
+
+def _any_ticks(res, name):
+    """(N,) bool: ticks where any entry of the recorded flags ``name`` is set (False where
+    the series is absent or empty)."""
+    x = res[name] if name in res else np.zeros((len(res.t), 0))
+    return np.any(x > 0, axis=1) if x.size else np.zeros(len(res.t), bool)
+
+
+def motors_limited(res):
+    """(N,) bool: ticks after a period in which the plant clipped a VSCMG gimbal or wheel
+    motor or a reaction-wheel motor."""
+    return (
+        _any_ticks(res, "gimbal_limited")
+        | _any_ticks(res, "vscmg_spin_limited")
+        | _any_ticks(res, "rw_limited")
+    )
 
 
 def steering_saturated(res):
@@ -104,6 +146,13 @@ def summarize(res, transient=2.0):
     out["rw_saturated_ticks"] = float(wheels_saturated(res).sum())
     sat = res["arm_saturated"] if "arm_saturated" in res else np.zeros((0, 0))
     out["arm_saturated_ticks"] = float(np.any(sat > 0, axis=1).sum()) if sat.size else 0.0
+    for name, series in (
+        ("thrust_saturated_ticks", "thrust_saturated"),
+        ("gimbal_limited_ticks", "gimbal_limited"),
+        ("vscmg_spin_limited_ticks", "vscmg_spin_limited"),
+        ("rw_limited_ticks", "rw_limited"),
+    ):
+        out[name] = float(_any_ticks(res, series).sum())
     return out
 
 
@@ -168,6 +217,15 @@ def degradations(res):
             None,
             "allocation best effort",
             "thruster allocation could not meet the force demand (best effort)",
+            "",
+            "",
+        ),
+        _report(
+            t,
+            motors_limited(res),
+            None,
+            "motor limited",
+            "the plant clipped a VSCMG or reaction-wheel motor (torque, rate or speed limit)",
             "",
             "",
         ),

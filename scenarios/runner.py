@@ -661,11 +661,40 @@ def _series(sys_, K, S, W=0):
             (6,),
             "N, N m",
             w6,
-            "the wrench the true thrusters delivered (misalignment and magnitude errors in)",
+            "the mean wrench the true thrusters delivered over the period (misalignment, "
+            "magnitude errors, valve timing in)",
         ),
         "thrust_cmd": ((S,), "N", (), "allocated thrusts"),
         "thrust_on": ((S,), "s", (), "pulse widths"),
         "thrust_impulse": ((S,), "N s", (), "impulse delivered over the period"),
+        "thrust_impulse_true": (
+            (S,),
+            "N s",
+            (),
+            "impulse the true valves let through over the period (timing and faults in)",
+        ),
+        "thrust_saturated": ((S,), "-", (), "1 where the allocated thrust is the thruster's max"),
+        "gimbal_limited": (
+            (K,),
+            "-",
+            (),
+            "1 where the plant clipped the gimbal motor (torque or rate limit) in the period "
+            "before the tick",
+        ),
+        "vscmg_spin_limited": (
+            (K,),
+            "-",
+            (),
+            "1 where the plant clipped the VSCMG wheel motor (torque or speed limit) in the "
+            "period before the tick",
+        ),
+        "rw_limited": (
+            (W,),
+            "-",
+            (),
+            "1 where the plant clipped the reaction-wheel motor (torque or speed limit) in the "
+            "period before the tick",
+        ),
         "alloc_status": ((), "-", (), "allocator status code (AllocationStatus order)"),
         "vscmg_torque_cmd": ((3,), "N m", xyz, "torque asked of the VSCMGs"),
         "vscmg_torque_err": ((3,), "N m", xyz, "steering torque error (saturation)"),
@@ -758,6 +787,8 @@ class _ClosedLoop:
             att = 2.0 * dq_log(dq_mul(dq_conj(base_ref.pose), q[:8]))[:3]
             vq = v[arm_v]
             saturated = (np.abs(law.arm_tau) >= tau_lim) | (np.abs(vq) >= rate_lim)
+            limited = self.plant.saturation()  # what the plant clipped in the last period
+            delivered = self.plant.delivered_thrust(c) if self.S else np.zeros(0)
             rec.add(
                 t=t,
                 q=q,
@@ -777,10 +808,17 @@ class _ClosedLoop:
                 arm_reaction=law.reaction,
                 wrench_thr=tel["w_thr"],
                 wrench_thr_true=(
-                    sy.thruster_H_true @ tel["mean"] if sy.thrusters is not None else np.zeros(6)
+                    sy.thruster_H_true @ delivered if sy.thrusters is not None else np.zeros(6)
                 ),
                 thrust_cmd=tel["sigma"],
                 thrust_impulse=tel["mean"] * period,
+                thrust_impulse_true=delivered * period,
+                thrust_saturated=(
+                    tel["sigma"] >= sy.thrusters.sigma_max * (1.0 - 1e-9) if self.S else np.zeros(0)
+                ),
+                gimbal_limited=limited["gimbal"],
+                vscmg_spin_limited=limited["vscmg_wheel"],
+                rw_limited=limited["rw"],
                 thrust_on=c.n_on * self.plant.dt,
                 alloc_status=tel["alloc_code"],
                 vscmg_torque_cmd=tel["tau_v"],

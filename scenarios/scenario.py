@@ -247,6 +247,18 @@ def _check_actuators(cfg, source):
             f"{source}: thrusters.min_impulse_bit = {tc['min_impulse_bit']} N s "
             f"exceeds max_thrust * control period"
         )
+    if tc["enabled"]:
+        for key in ("open_delay", "close_delay"):
+            if tc[key] >= period:
+                raise ScenarioError(
+                    f"{source}: thrusters.{key} = {tc[key]:g} s must be shorter than the "
+                    f"control period {period:g} s (1 / control.rate)"
+                )
+        if tc["min_on_time"] > period:
+            raise ScenarioError(
+                f"{source}: thrusters.min_on_time = {tc['min_on_time']:g} s must be at most "
+                f"the control period {period:g} s (1 / control.rate)"
+            )
     if vc["enabled"] and vc["layout"] == "table" and not cfg["vscmg_unit"]:
         raise ScenarioError(f"{source}: vscmg.layout = 'table' needs [[vscmg_unit]] rows")
     K = 4 if vc["layout"] == "pyramid" else len(cfg["vscmg_unit"])
@@ -338,5 +350,10 @@ def _cross_checks(cfg, source):
         _check_actuators(cfg, source)
     else:
         _check_open_loop_timing(cfg, source)
+        if cfg["orbit"]["enabled"]:
+            raise ScenarioError(
+                f"{source}: orbit.enabled applies to closed-loop runs only "
+                f"(scenario.kind = {cfg['scenario']['kind']!r})"
+            )
     _check_faults(cfg, source)
     _check_outputs(cfg, source)

@@ -162,9 +162,53 @@ SCHEMA = {
             "initial_gimbal_deg": F(
                 "vec", [], "deg", empty=True, doc="one per unit (empty: zeros)"
             ),
-            "gimbal_rate_limit": F("float", 1.0, "rad/s", **_POS),
-            "wheel_accel_limit": F("float", 10.0, "rad/s^2", **_POS),
+            "gimbal_rate_limit": F(
+                "float", 1.0, "rad/s", **_POS, doc="steering law: largest gimbal rate it commands"
+            ),
+            "wheel_accel_limit": F(
+                "float",
+                10.0,
+                "rad/s^2",
+                **_POS,
+                doc="steering law: largest wheel acceleration it commands",
+            ),
             "servo_bandwidth": F("float", 50.0, "1/s", **_POS),
+            "gimbal_torque_max": F(
+                "float",
+                10.0,
+                "N m",
+                **_POS,
+                doc="plant: gimbal motor torque limit, every unit (clipped in the plant)",
+            ),
+            "gimbal_rate_max": F(
+                "float",
+                3.0,
+                "rad/s",
+                **_POS,
+                doc="plant: gimbal rate limit (the motor stops pushing beyond it)",
+            ),
+            "gimbal_friction": F(
+                "float", 0.0, "N m s/rad", min=0.0, doc="plant: viscous friction on the gimbal"
+            ),
+            "gimbal_coulomb": F(
+                "float", 0.0, "N m", min=0.0, doc="plant: Coulomb friction on the gimbal"
+            ),
+            "wheel_torque_max": F(
+                "float", 2.0, "N m", **_POS, doc="plant: wheel (spin) motor torque limit"
+            ),
+            "wheel_speed_max_rpm": F(
+                "float",
+                6000.0,
+                "rpm",
+                **_POS,
+                doc="plant: wheel speed limit (the motor stops pushing beyond it)",
+            ),
+            "wheel_friction": F(
+                "float", 0.0, "N m s/rad", min=0.0, doc="plant: viscous friction on the wheel"
+            ),
+            "wheel_coulomb": F(
+                "float", 0.0, "N m", min=0.0, doc="plant: Coulomb friction on the wheel"
+            ),
         }
     ),
     "vscmg_unit": Section(
@@ -251,6 +295,30 @@ SCHEMA = {
             ),
             "magnitude_error": F(
                 "float", 0.0, min=0.0, max=0.5, doc="1 sigma relative error of each true thrust"
+            ),
+            "open_delay": F(
+                "float",
+                0.0,
+                "s",
+                min=0.0,
+                doc="valve: thrust starts this long after a commanded pulse's start (shorter "
+                "than the control period; the PWM plans without it)",
+            ),
+            "close_delay": F(
+                "float",
+                0.0,
+                "s",
+                min=0.0,
+                doc="valve: thrust stops this long after a commanded pulse's end (shorter "
+                "than the control period)",
+            ),
+            "min_on_time": F(
+                "float",
+                0.0,
+                "s",
+                min=0.0,
+                doc="valve: a pulse shorter than this, commanded while the thruster is not "
+                "firing, is not executed (at most the control period)",
             ),
         }
     ),
@@ -398,6 +466,25 @@ SCHEMA = {
             "joint_rate_noise": F("float", 1e-4, "rad/s", min=0.0),
             "tachometer_noise": F("float", 0.1, "rad/s", min=0.0, doc="wheel speeds"),
         }
+    ),
+    "orbit": Section(
+        {
+            "enabled": F(
+                "bool",
+                False,
+                doc="closed loop: Clohessy-Wiltshire forces and gravity-gradient torques on "
+                "every body (the inertial frame is the Hill frame of a circular orbit)",
+            ),
+            "rate": F(
+                "float",
+                0.0011313666536110223,
+                "rad/s",
+                **_POS,
+                doc="mean motion n of the circular reference orbit (default: 400 km above the "
+                "Earth, a 92.6 min period)",
+            ),
+        },
+        doc="relative motion about a circular reference orbit",
     ),
     "disturbance": Section(
         {

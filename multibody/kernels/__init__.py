@@ -48,6 +48,10 @@ Public kernels (module: name)
     ``config_error(ints, q) -> (worst, body)``; ``dexpinv(ints, theta, v, out)``.
 :mod:`.frames`
     ``relative_pose(ints, reals, k, q)`` -> 8-tuple; ``spatial_inertia(reals, k, out)``.
+:mod:`.orbit`
+    ``hill_wrenches(ints, reals, q, v, n, fext)``: adds the Clohessy-Wiltshire forces and
+    gravity-gradient torques of a circular orbit of rate n to ``fext`` (nb, 6);
+    ``hill_acceleration(r, r_dot, n, out)``, ``gravity_gradient_torque(R, J, n, out)``.
 :mod:`.linalg`
     ``cholesky(A, n) -> bool`` (in place, ``1 / L_jj`` on the diagonal) and
     ``cholesky_solve(L, n, x)``.
@@ -62,7 +66,7 @@ Where each pass is: ``forward_dynamics`` (:mod:`dqspace.multibody.dynamics`) cal
 base-to-tip pass is ``_forward_pass`` (:mod:`.kinematics`).
 """
 
-from . import layout, sim
+from . import layout, orbit, sim
 from .articulated import (
     aba,
     aba_checked,
@@ -83,6 +87,7 @@ from .newton_euler import rnea
 
 __all__ = [
     "layout",
+    "orbit",
     "sim",
     "aba",
     "aba_checked",

@@ -1,7 +1,8 @@
 """Sensors and navigation against statistical and second-computation references: Allan
-deviation slopes of the gyro, star-tracker and encoder statistics and latency, the MEKF's and
-the translation filter's consistency (NEES/NIS chi-square bounds), the translation filter
-without process noise against batch least squares."""
+deviation slopes of the gyro, the floor 0.664 B of its bias instability, star-tracker and
+encoder statistics and latency, the MEKF's and the translation filter's consistency (NEES/NIS
+chi-square bounds), the translation filter without process noise against batch least
+squares."""
 
 import math
 
@@ -11,6 +12,7 @@ from scipy import stats
 
 from dqspace.control.navigation import AttitudeMEKF, TranslationKF
 from dqspace.control.sensors import (
+    ALLAN_FLICKER_FLOOR,
     ARCSEC,
     Gyro,
     JointEncoders,
@@ -56,6 +58,60 @@ def test_rate_random_walk_has_slope_plus_half():
     slope = np.polyfit(np.log(ms * 0.01), np.log(ad), 1)[0]
     assert slope == pytest.approx(0.5, abs=0.1)
     assert ad[0] == pytest.approx(rrw * math.sqrt(1.0 / 3.0), rel=0.35)
+
+
+def test_the_bias_instability_alone_is_flat_at_0664_b_over_its_band():
+    B = 1e-5  # [rad/s] 2 deg/h
+    assert ALLAN_FLICKER_FLOOR == pytest.approx(0.6643, abs=1e-4)  # IEEE 952 Annex C
+    g = Gyro(
+        np.random.default_rng(5),
+        rate=1.0,
+        arw=0.0,
+        rrw=0.0,
+        bias_instability=B,
+        bias_instability_band=(10.0, 300.0),
+    )
+    x = _gyro_series(g, 60_000)
+    ms = np.array([10, 20, 50, 100, 200, 300])  # tau [s] of 60000 s
+    ad = _allan(x, 1.0, ms)
+    np.testing.assert_allclose(ad / (0.6643 * B), 1.0, atol=0.1)
+    slope = np.polyfit(np.log(ms), np.log(ad), 1)[0]
+    assert abs(slope) < 0.05
+
+
+def test_with_white_noise_and_rate_random_walk_the_allan_minimum_is_near_0664_b():
+    B, arw, rrw = 1e-5, 5e-6, 3e-7  # [rad/s], [rad/sqrt(s)], [rad/s/sqrt(s)]
+    g = Gyro(
+        np.random.default_rng(6),
+        rate=1.0,
+        arw=arw,
+        rrw=rrw,
+        bias_instability=B,
+        bias_instability_band=(10.0, 1000.0),
+    )
+    w = np.zeros(3)
+    x = np.array([g.measure(float(k), w) for k in range(100_000)])
+    ms = np.unique(np.logspace(0, np.log10(2000), 20).astype(int))  # tau 1 .. 2000 s
+    # the three axes' Allan variances averaged: three records' worth of statistics
+    ad = np.sqrt(np.mean([_allan(x[:, i], 1.0, ms) ** 2 for i in range(3)], axis=0))
+    k = int(np.argmin(ad))
+    # the floor 0.664 B plus what the white noise and the random walk add at its bottom
+    # (some 4 % near tau = 100 s for these figures)
+    assert 10 <= ms[k] <= 1000
+    assert ad[k] == pytest.approx(0.6643 * B, rel=0.1)
+    assert ad[0] > 1.15 * ad[k] and ad[-1] > 1.3 * ad[k]  # the white noise, the random walk
+
+
+def test_the_default_gyro_draws_what_it_always_drew():
+    rng, ref = np.random.default_rng(7), np.random.default_rng(7)
+    arw, rrw, dt = 1e-3, 1e-4, 0.01
+    g = Gyro(rng, rate=1.0 / dt, arw=arw, rrw=rrw)  # no bias instability: no extra draws
+    b = np.zeros(3)
+    for k in range(5):
+        expected = b + arw / math.sqrt(dt) * ref.standard_normal(3)
+        b = b + rrw * math.sqrt(dt) * ref.standard_normal(3)
+        np.testing.assert_array_equal(g.measure(k * dt, np.zeros(3)), expected)
+    np.testing.assert_array_equal(g.flicker, 0.0)
 
 
 def test_star_tracker_error_statistics_bias_and_latency():
@@ -154,6 +210,10 @@ def test_bad_arguments_are_refused():
         Gyro(rng, rate=0.0)
     with pytest.raises(ValueError, match="Generator"):
         StarTracker(np.random.RandomState(0))
+    with pytest.raises(ValueError, match="bias_instability_band"):
+        Gyro(rng, bias_instability=1e-5, bias_instability_band=(100.0, 10.0))
+    with pytest.raises(ValueError, match="bias_instability"):
+        Gyro(rng, bias_instability=-1.0)
     with pytest.raises(ValueError, match="positive definite"):
         AttitudeMEKF(
             [1, 0, 0, 0], np.zeros(3), -np.eye(6), arw=1.0, rrw=1.0, star_tracker_sigma=1e-5

@@ -1,13 +1,28 @@
 """Orbit terms against their analytic references: the Clohessy-Wiltshire solution of a free
-body, the gravity-gradient torque of a body made of point masses under exact gravity."""
+body, the gravity-gradient torque of a body made of point masses under exact gravity; the
+compiled wrenches on random trees against a NumPy evaluation from the forward kinematics."""
 
 import numpy as np
 import pytest
 
-from dqspace.dq import rotation_matrix_from_quat, translation_from_dq
-from dqspace.multibody import Body, Joint, JointType, Model, forward_dynamics, integrate
+from dqspace.dq import (
+    dq_from_quat_translation,
+    rotation_matrix_from_dq,
+    rotation_matrix_from_quat,
+    translation_from_dq,
+)
+from dqspace.multibody import (
+    Body,
+    Joint,
+    JointType,
+    Model,
+    forward_dynamics,
+    forward_kinematics,
+    integrate,
+)
 from dqspace.multibody.orbit import gravity_gradient_torque, hill_acceleration, hill_wrenches
 from support.random import random_unit_quat
+from support.random_models import random_tree
 
 N = 0.00113  # [rad/s] low Earth orbit
 
@@ -86,3 +101,34 @@ def test_off_by_default_and_checked():
     np.testing.assert_allclose(hill_acceleration([1.0, 0, 0], [0, 0, 0], N), [3 * N * N, 0, 0])
     with pytest.raises(ValueError, match="orbit rate"):
         hill_wrenches(m, q, v, -1.0)
+
+
+def _numpy_hill_wrenches(model, q, v, n):
+    """The wrenches of the module docstring evaluated with NumPy from the forward kinematics
+    (poses and twists of every body), the CW acceleration and the GG torque written out."""
+    kin = forward_kinematics(model, q, v)
+    out = np.zeros((model.nb, 6))
+    for k in range(model.nb):
+        R = rotation_matrix_from_dq(kin.pose[k])
+        c, m = model.com[k], model.mass[k]
+        w, vb = kin.twist[k, :3], kin.twist[k, 3:]
+        r_c = translation_from_dq(kin.pose[k]) + R @ c
+        v_c = R @ (vb + np.cross(w, c))
+        a = np.array([3 * n * n * r_c[0] + 2 * n * v_c[1], -2 * n * v_c[0], -n * n * r_c[2]])
+        F = m * R.T @ a
+        r_hat = R.T @ np.array([1.0, 0.0, 0.0])
+        J = model.inertia_com[k]
+        out[k] = np.r_[F, np.cross(c, F) + 3 * n * n * np.cross(r_hat, J @ r_hat)]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_wrenches_equal_a_numpy_evaluation_on_random_trees(seed):
+    rng = np.random.default_rng(seed)
+    m = random_tree(rng, 6, gravity=(0.0, 0.0, 0.0))
+    q = m.random_configuration(rng)
+    q[:8] = dq_from_quat_translation(q[:4], rng.normal(0.0, 5.0, 3))  # away from the origin
+    v = rng.normal(size=m.nv)
+    n = 0.05
+    f = hill_wrenches(m, q, v, n)
+    np.testing.assert_allclose(f, _numpy_hill_wrenches(m, q, v, n), rtol=1e-12, atol=1e-12)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dqspace.control import State, StationKeepingFeedback
-from dqspace.dq import dq_from_rpy_deg, rotation_matrix_from_quat, translation_from_dq
+from dqspace.dq import dq_from_rpy_deg
 from dqspace.multibody import momentum
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.cli import main
@@ -21,6 +21,8 @@ from dqspace.scenarios.config import ScenarioError
 from dqspace.scenarios.flight import FlightSoftware
 from dqspace.scenarios.metrics import summarize
 from dqspace.scenarios.system import build_system
+from support.books import expected_momentum_change as _expected_momentum_change
+from support.books import momentum_closes as _momentum_closes
 
 SK = "station-keeping"
 
@@ -29,39 +31,6 @@ def _scenario(tmp_path, text, name="own.toml", overrides=()):
     f = tmp_path / name
     f.write_text(textwrap.dedent(text), encoding="utf-8")
     return load_scenario(f, list(overrides))
-
-
-def _expected_momentum_change(res, series="wrench_thr_true"):
-    """Sum over the periods of the thrusters' and the disturbance's wrench on the base,
-    taken to the inertial frame with the base pose at the start of each period:
-    (linear impulse (3,), angular impulse about the inertial origin (3,))."""
-    t, q = res["t"], res["q"]
-    dt = np.diff(t)
-    dist = np.r_[
-        res.manifest["scenario"]["disturbance"]["force"],
-        res.manifest["scenario"]["disturbance"]["torque"],
-    ]
-    J = np.zeros(3)
-    H = np.zeros(3)
-    for k in range(len(dt)):
-        R = rotation_matrix_from_quat(q[k, :4])
-        r = translation_from_dq(q[k, :8])
-        w = res[series][k] + dist
-        f, tau = R @ w[:3], R @ w[3:]
-        J += f * dt[k]
-        H += (tau + np.cross(r, f)) * dt[k]
-    return J, H
-
-
-def _momentum_closes(res, model, rtol):
-    q, v = res["q"], res["v"]
-    m0, m1 = momentum(model, q[0], v[0]), momentum(model, q[-1], v[-1])
-    J, H = _expected_momentum_change(res)
-    dp, dh = m1.linear - m0.linear, m1.angular - m0.angular
-    scale_p = max(np.linalg.norm(J), 1e-3)
-    scale_h = max(np.linalg.norm(H), 1e-3)
-    assert np.linalg.norm(dp - J) <= rtol * scale_p, (dp, J)
-    assert np.linalg.norm(dh - H) <= rtol * scale_h, (dh, H)
 
 
 # ------------------------------------------------------------------ the file format
