@@ -356,7 +356,6 @@ def vscmg_matrices(
     d[2] = -(-w1 * h0 + w0 * h1)
 
 
-
 def _state_vec(x: ArrayLike, name: str, K: int) -> NDArray[np.float64]:
     a = np.asarray(x, dtype=float)
     if a.shape != (K,) or not np.all(np.isfinite(a)):
