@@ -3,7 +3,9 @@
 Physics apart from decisions: :mod:`.thrusters` and :mod:`.vscmg`
 say what wrench or torque the devices produce; :mod:`.allocation`,
 :mod:`.pwm`, :mod:`.steering` and :mod:`.servo` decide the commands;
-:mod:`.simplex` is the compiled linear-programming solver the allocator uses.
+:mod:`.simplex` and :mod:`.bvls` are the compiled solvers the allocator uses.  Every law
+is a compiled kernel wrapped by this Python API; :mod:`.kernels` lists them for compiled
+callers (a compiled flight-software tick).
 """
 
 from .._numba_cache import install as _install_kernel_cache

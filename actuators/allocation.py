@@ -44,24 +44,31 @@ Two interchangeable methods, chosen by name:
 
 * ``method="cvxpy"``: both problems are built once with cvxpy Parameters (DPP; see
   ``Allocator.lp_problem.is_dpp()``) and re-solved every call (default solver CLARABEL).
-* ``method="fast"``: the compiled bounded-variable simplex of
+* ``method="fast"``: one compiled kernel, :func:`allocate_kernel` (callable from
+  compiled flight software): the bounded-variable simplex of
   :mod:`dqspace.actuators.simplex` (two phases, Bland's rule, so deterministic) for the LP,
-  and ``scipy.optimize.lsq_linear`` (BVLS) for the best effort.
+  the re-check, and the bounded-variable least squares of :mod:`dqspace.actuators.bvls`
+  (Stark & Parker) for the best effort.  It needs neither cvxpy nor scipy.
 
-cvxpy and ``scipy.optimize`` are imported on first use (not with this module).
+cvxpy is imported on first use (not with this module).
 
 The LP optimum may be non-unique (e.g. two thrusters pushing the same way); the two
 methods then agree on the objective and the achieved wrench, not necessarily on
 ``sigma``.
 """
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .bvls import BVLS_OPTIMAL, BVLS_STATUS
+from .bvls import bvls as _bvls
+from .linalg import lstsq_min_norm
 from .simplex import SIMPLEX_INFEASIBLE, SIMPLEX_OPTIMAL, SIMPLEX_STATUS
 from .simplex import bounded_simplex as _bounded_simplex
 from .thrusters import ThrusterSet
@@ -72,6 +79,9 @@ __all__ = [
     "AllocationResult",
     "AllocationStatus",
     "Allocator",
+    "allocate_kernel",
+    "allocation_problem",
+    "recheck_kernel",
 ]
 
 
@@ -171,13 +181,6 @@ def _cvxpy():
     return cvxpy
 
 
-def lsq_linear(*args, **kwargs):
-    """``scipy.optimize.lsq_linear``, imported on the first call (not with this module)."""
-    from scipy.optimize import lsq_linear as solve
-
-    return solve(*args, **kwargs)
-
-
 # CLARABEL's default tolerances (1e-8) leave objective errors up to ~5e-7 N on random
 # layouts; 1e-9 brings them to ~1e-7 for about one more iteration; 1e-10 now and then ends
 # "almost solved" (optimal_inaccurate).
@@ -250,7 +253,7 @@ class Allocator:
         ``"force"``: match ``H_f sigma = f`` (the paper); ``"wrench"``: match
         ``H sigma = [f; tau]`` (a base controlled by thrusters alone).
     method : {"cvxpy", "fast"}
-        cvxpy with Parameters (DPP), or the compiled simplex with scipy's BVLS fallback.
+        cvxpy with Parameters (DPP), or the compiled kernel (simplex, BVLS fallback).
     weights : (S,) array, optional
         Non-negative, dimensionless cost weights ``w_i`` of eq. (49), default ones (the
         paper's ``sum sigma_i``).
@@ -299,12 +302,14 @@ class Allocator:
         S = thrusters.n
         m = 3 if self.mode is AllocationMode.FORCE else 6
         self.n_rows = m
-        self._H_rows = np.ascontiguousarray(thrusters.H[:m])
+        self._H_rows = np.array(thrusters.H[:m])  # writable: one compiled signature
         self.weights = self._vector(weights, S, "weights", minimum=0.0, strict=False)
         self.residual_weights = self._vector(
             residual_weights, m, "residual_weights", minimum=0.0, strict=True
         )
-        self._w_kernel = np.array(self.weights)  # writable copy for the compiled kernel
+        self._w_kernel = np.array(self.weights)  # writable copies for the compiled kernels
+        self._rw_kernel = np.array(self.residual_weights)
+        self._health_of = None
         tol = float(tol)
         if not (np.isfinite(tol) and 0.0 < tol < 1e-3):
             raise ValueError(f"tol must be in (0, 1e-3), got {tol}")
@@ -395,13 +400,12 @@ class Allocator:
                 "thrusters must be the allocator's thruster set (faults may differ); "
                 "build a new Allocator for other thrusters"
             )
-        A = self._H_rows * ts.effectiveness
-        b = d - self._H_rows @ ts.fixed_thrust
-        lo = ts.command_lower
-        hi = ts.command_upper
-        hmax = max(1.0, float(hi.max()))
-        eq_tol = self.tol * max(hmax, float(np.abs(b).max()))
-        bound_tol = self.tol * hmax
+        if self.method is AllocationMethod.FAST:
+            return self._allocate_fast(d, ts)
+        A = np.empty(self._H_rows.shape)
+        b = np.empty(m)
+        eff, fixed, lo, hi = self._health(ts)
+        eq_tol, bound_tol = allocation_problem(self._H_rows, eff, fixed, d, hi, self.tol, A, b)
 
         lp = self._lp(A, b, lo, hi)
         raw = f"lp: {lp.raw}"
@@ -432,41 +436,68 @@ class Allocator:
             sigma, why = self._recheck(ls.x, None, None, lo, hi, eq_tol, bound_tol)
             if sigma is None:
                 notes.append(f"least-squares answer failed the re-check: {why}")
-            elif self.method is AllocationMethod.CVXPY:
+            else:
                 sigma = _polish_lsq(sigma, Aw, bw, lo, hi)
         else:
             notes.append(
                 f"least-squares fallback failed ({ls.raw}){': ' + ls.detail if ls.detail else ''}"
             )
-        if sigma is not None and lp.outcome == "infeasible":
-            status = AllocationStatus.BEST_EFFORT
-            notes.append("sigma is the bounded least-squares best effort")
-        elif sigma is not None:
-            status = AllocationStatus.SOLVER_ERROR
-            notes.append("sigma is the bounded least-squares fallback")
-        else:
-            status = AllocationStatus.SOLVER_ERROR
+        status, tail = _fallback_status(sigma is not None, lp.outcome == "infeasible")
+        if sigma is None:
             sigma = lo.copy()
-            notes.append("every command set to its lower bound")
+        notes.append(tail)
         return self._result(sigma, status, d, ts, lo, hi, bound_tol, raw, "; ".join(notes))
 
-    # -- solvers ---------------------------------------------------------------------------
-    def _lp(self, A, b, lo, hi):
-        if self.method is AllocationMethod.FAST:
-            # writable float64 copies: one compiled signature whatever the callers pass
-            x, st, it = _bounded_simplex(
-                np.array(A),
-                np.array(b),
-                self._w_kernel,
-                np.array(lo),
-                np.array(hi),
-                50 * (A.shape[0] + A.shape[1]),
-                1e-9,
+    def _health(self, ts):
+        """Writable float64 copies of the set's ``effectiveness, fixed_thrust, command_lower,
+        command_upper`` (one compiled signature), kept while the same set is passed."""
+        if ts is not self._health_of:
+            arrays = (ts.effectiveness, ts.fixed_thrust, ts.command_lower, ts.command_upper)
+            self._health_arrays = tuple(np.array(a) for a in arrays)
+            self._health_of = ts
+        return self._health_arrays
+
+    def _allocate_fast(self, d, ts):
+        """The fast method: :func:`allocate_kernel`, then the result and its message."""
+        S, m = self.thrusters.n, self.n_rows
+        eff, fixed, lo, hi = self._health(ts)
+        sigma = np.empty(S)
+        info = np.empty(ALLOC_INFO_SIZE)
+        status, lp_st, lp_it, lp_check, lsq_st, lsq_it, lsq_check = allocate_kernel(
+            self._H_rows, eff, fixed, d, lo, hi, self._w_kernel, self._rw_kernel, self.tol,
+            _LP_ITERATIONS * (m + S), _LSQ_ITERATIONS * (m + S), sigma, info,
+        )  # fmt: skip
+        lp_raw = SIMPLEX_STATUS[lp_st]
+        raw = f"lp: {lp_raw}"
+        notes = []
+        if lp_st == SIMPLEX_OPTIMAL and lp_check != CHECK_OK:
+            why = _check_reason(lp_check, info, INFO_LP, lo, hi)
+            notes.append(f"LP answer reported {lp_raw!r} failed the re-check: {why}")
+        elif lp_st == SIMPLEX_INFEASIBLE:
+            notes.append(f"demand infeasible for the thrusters ({lp_raw})")
+        elif lp_st != SIMPLEX_OPTIMAL:
+            notes.append(f"LP solver failed ({lp_raw}): after {lp_it} iterations")
+        bound_tol = float(info[INFO_BOUND_TOL])
+        if status == ALLOC_OPTIMAL:
+            return self._result(sigma, AllocationStatus.OPTIMAL, d, ts, lo, hi, bound_tol, raw, "")
+        if lsq_st == LSQ_NO_FREE:
+            raw += "; lsq: optimal (no free thruster)"
+        else:
+            raw += f"; lsq: {BVLS_STATUS[lsq_st]}"
+        solved = lsq_st == BVLS_OPTIMAL or lsq_st == LSQ_NO_FREE
+        if solved and lsq_check != CHECK_OK:
+            why = _check_reason(lsq_check, info, INFO_LSQ, lo, hi)
+            notes.append(f"least-squares answer failed the re-check: {why}")
+        elif not solved:
+            notes.append(
+                f"least-squares fallback failed ({BVLS_STATUS[lsq_st]}): after {lsq_it} iterations"
             )
-            if st == SIMPLEX_OPTIMAL:
-                return _Attempt(x, "optimal", "optimal")
-            outcome = "infeasible" if st == SIMPLEX_INFEASIBLE else "error"
-            return _Attempt(None, outcome, SIMPLEX_STATUS[st], f"after {it} iterations")
+        st, tail = _fallback_status(solved and lsq_check == CHECK_OK, lp_st == SIMPLEX_INFEASIBLE)
+        notes.append(tail)
+        return self._result(sigma, st, d, ts, lo, hi, bound_tol, raw, "; ".join(notes))
+
+    # -- solvers (cvxpy method) ------------------------------------------------------------
+    def _lp(self, A, b, lo, hi):
         self._p_A.value = A
         self._p_b.value = b
         self._p_lo.value = lo
@@ -474,30 +505,11 @@ class Allocator:
         return self._cvxpy_solve(self.lp_problem, self._x_lp)
 
     def _lsq(self, Aw, bw, lo, hi):
-        if self.method is AllocationMethod.CVXPY:
-            self._p_Aw.value = Aw
-            self._p_bw.value = bw
-            self._p_lo.value = lo
-            self._p_hi.value = hi
-            return self._cvxpy_solve(self.lsq_problem, self._x_lsq)
-        free = hi > lo
-        x = lo.copy()
-        if not np.any(free):
-            return _Attempt(x, "optimal", "optimal (no free thruster)")
-        try:
-            res = lsq_linear(
-                Aw[:, free],
-                bw - Aw[:, ~free] @ lo[~free],
-                bounds=(lo[free], hi[free]),
-                method="bvls",
-                tol=1e-12,
-            )
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            return _Attempt(None, "error", "exception", f"{type(exc).__name__}: {exc}")
-        if not res.success:
-            return _Attempt(None, "error", f"status {res.status}", str(res.message))
-        x[free] = res.x
-        return _Attempt(x, "optimal", "optimal")
+        self._p_Aw.value = Aw
+        self._p_bw.value = bw
+        self._p_lo.value = lo
+        self._p_hi.value = hi
+        return self._cvxpy_solve(self.lsq_problem, self._x_lsq)
 
     def _cvxpy_solve(self, problem, var):
         cp = _cvxpy()
@@ -517,38 +529,17 @@ class Allocator:
 
     @staticmethod
     def _recheck(x, A, b, lo, hi, eq_tol, bound_tol):
-        """Check a solver's answer before use; returns (sigma or None, reason).
-
-        Bounds must hold within ``bound_tol`` (then ``sigma`` is clipped onto them); with
-        ``A`` given, ``A sigma = b`` must hold within ``eq_tol`` after a least-squares
-        correction of the commands strictly inside their bounds (applied only to
-        residuals already below ``1e3 * eq_tol``, so it polishes, never repairs).
-        """
-        x = np.asarray(x, dtype=float)
+        """Check a solver's answer before use (:func:`recheck_kernel`); returns
+        (sigma or None, reason)."""
+        x = np.array(x, dtype=float)
         if x.shape != lo.shape or not np.all(np.isfinite(x)):
             return None, f"non-finite or mis-shaped answer {x}"
-        viol = max(float(np.max(lo - x)), float(np.max(x - hi)))
-        if viol > bound_tol:
-            i = int(np.argmax(np.maximum(lo - x, x - hi)))
-            return None, (
-                f"bounds violated by {viol:.3g} N at thruster {i} "
-                f"(sigma = {x[i]:.6g}, bounds [{lo[i]}, {hi[i]}])"
-            )
-        x = np.clip(x, lo, hi)
+        info = np.empty(CHECK_WIDTH)
         if A is None:
-            return x, ""
-        r = b - A @ x
-        err = float(np.abs(r).max())
-        if eq_tol < err <= 1e3 * eq_tol:
-            free = (x > lo + bound_tol) & (x < hi - bound_tol)
-            if np.any(free):
-                x = x.copy()
-                x[free] += np.linalg.lstsq(A[:, free], r, rcond=None)[0]
-                x = np.clip(x, lo, hi)
-                r = b - A @ x
-                err = float(np.abs(r).max())
-        if err > eq_tol:
-            return None, f"|A sigma - b| = {err:.3g} exceeds {eq_tol:.3g}"
+            A, b = np.zeros((0, x.size)), np.zeros(0)
+        code = recheck_kernel(x, A, b, lo, hi, eq_tol, bound_tol, A.shape[0] > 0, info, 0)
+        if code != CHECK_OK:
+            return None, _check_reason(code, info, 0, lo, hi)
         return x, ""
 
     def _result(self, sigma, status, d, ts, lo, hi, bound_tol, raw, msg):
@@ -571,3 +562,291 @@ class Allocator:
             solver_status=raw,
             message=msg,
         )
+
+
+def _fallback_status(have_sigma, lp_infeasible):
+    """Status and closing note after the least-squares fallback (both methods)."""
+    if have_sigma and lp_infeasible:
+        return AllocationStatus.BEST_EFFORT, _ALLOC_TAIL[ALLOC_BEST_EFFORT]
+    if have_sigma:
+        return AllocationStatus.SOLVER_ERROR, _ALLOC_TAIL[ALLOC_SOLVER_ERROR]
+    return AllocationStatus.SOLVER_ERROR, _ALLOC_TAIL[ALLOC_LOWER_BOUNDS]
+
+
+def _check_reason(code, info, at, lo, hi):
+    """The words for a failed re-check (``info[at:at + CHECK_WIDTH]`` from the kernel)."""
+    viol, value, err = info[at + CHECK_VIOLATION], info[at + CHECK_VALUE], info[at + CHECK_ERROR]
+    i = int(info[at + CHECK_INDEX])
+    if code == CHECK_BOUNDS:
+        return (
+            f"bounds violated by {viol:.3g} N at thruster {i} "
+            f"(sigma = {value:.6g}, bounds [{lo[i]}, {hi[i]}])"
+        )
+    if code == CHECK_EQUALITY:
+        return f"|A sigma - b| = {err:.3g} exceeds {viol:.3g}"
+    return f"non-finite or mis-shaped answer (sigma[{i}] = {value})"
+
+
+# ---------------------------------------------------------------------------------------
+# Compiled kernels: the fast method, and the problem set-up and re-check both methods use
+# ---------------------------------------------------------------------------------------
+#: Status codes of :func:`allocate_kernel`: the order of :class:`AllocationStatus`.
+ALLOC_OPTIMAL, ALLOC_INACCURATE, ALLOC_BEST_EFFORT, ALLOC_SOLVER_ERROR = 0, 1, 2, 3
+#: Not a status: the code of the closing note "every command set to its lower bound".
+ALLOC_LOWER_BOUNDS = 4
+_ALLOC_TAIL = {
+    ALLOC_BEST_EFFORT: "sigma is the bounded least-squares best effort",
+    ALLOC_SOLVER_ERROR: "sigma is the bounded least-squares fallback",
+    ALLOC_LOWER_BOUNDS: "every command set to its lower bound",
+}
+#: Outcomes of :func:`recheck_kernel`.
+CHECK_OK, CHECK_NONFINITE, CHECK_BOUNDS, CHECK_EQUALITY = 0, 1, 2, 3
+#: What :func:`recheck_kernel` writes at ``info[at + ...]``: the bound violation [N] (for
+#: CHECK_EQUALITY: the tolerance exceeded), the thruster index, its command [N], and
+#: ``|A sigma - b|_inf``.
+CHECK_VIOLATION, CHECK_INDEX, CHECK_VALUE, CHECK_ERROR = 0, 1, 2, 3
+CHECK_WIDTH = 4
+#: Layout of :func:`allocate_kernel`'s ``info``: the LP answer's re-check, the
+#: least-squares answer's re-check, then the two tolerances used.
+INFO_LP, INFO_LSQ = 0, CHECK_WIDTH
+INFO_EQ_TOL, INFO_BOUND_TOL = 2 * CHECK_WIDTH, 2 * CHECK_WIDTH + 1
+ALLOC_INFO_SIZE = 2 * CHECK_WIDTH + 2
+#: The least-squares status when no thruster has a free command (sigma = lower bounds).
+LSQ_NO_FREE = len(BVLS_STATUS)
+#: Tolerance handed to the simplex (dimensionless, see :mod:`.simplex`).
+SIMPLEX_TOL = 1e-9
+# iteration limits per row plus column
+_LP_ITERATIONS = 50
+_LSQ_ITERATIONS = 50
+
+
+@njit(cache=True)
+def allocation_problem(
+    H_rows: NDArray[np.float64],
+    effectiveness: NDArray[np.float64],
+    fixed_thrust: NDArray[np.float64],
+    demand: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    tol: float,
+    A: NDArray[np.float64],
+    b: NDArray[np.float64],
+) -> tuple[float, float]:
+    """The allocation problem for the thrusters' health (module docstring).
+
+    ``A = H_rows diag(effectiveness)``, ``b = demand - H_rows fixed_thrust``.
+
+    Parameters
+    ----------
+    H_rows : (m, S) the matched rows of the mapping H [1] and [m]
+    effectiveness, fixed_thrust : (S,) [-], [N] (:class:`ThrusterSet`)
+    demand : (m,) [N] or [N, N m]
+    hi : (S,) upper command bounds [N]
+    tol : float, the allocator's relative tolerance
+    A : (m, S) written
+    b : (m,) written
+
+    Returns
+    -------
+    (eq_tol, bound_tol) : ``tol max(1, max hi, |b|_inf)`` and ``tol max(1, max hi)``
+    """
+    m, S = H_rows.shape
+    hmax = 1.0
+    for j in range(S):
+        hmax = max(hmax, hi[j])
+    bmax = 0.0
+    for i in range(m):
+        acc = 0.0
+        for j in range(S):
+            A[i, j] = H_rows[i, j] * effectiveness[j]
+            acc += H_rows[i, j] * fixed_thrust[j]
+        b[i] = demand[i] - acc
+        bmax = max(bmax, abs(b[i]))
+    return tol * max(hmax, bmax), tol * hmax
+
+
+@njit(cache=True)
+def recheck_kernel(  # noqa: C901
+    x: NDArray[np.float64],
+    A: NDArray[np.float64],
+    b: NDArray[np.float64],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    eq_tol: float,
+    bound_tol: float,
+    with_equality: bool,
+    info: NDArray[np.float64],
+    at: int,
+) -> int:
+    """Check a solver's answer before use, in place (both methods use it).
+
+    Bounds must hold within ``bound_tol`` (then ``x`` is clipped onto them); with
+    ``with_equality``, ``A x = b`` must hold within ``eq_tol`` after a least-squares
+    correction of the commands strictly inside their bounds (minimum norm,
+    :func:`dqspace.actuators.linalg.lstsq_min_norm`), applied only to residuals already
+    below ``1e3 eq_tol``: it polishes, never repairs.
+
+    Parameters
+    ----------
+    x : (S,) the answer [N]; clipped and polished in place
+    A : (m, S), b : (m,) the equality constraints (read only with ``with_equality``)
+    lo, hi : (S,) command bounds [N]
+    eq_tol, bound_tol : float, tolerances [N] (:func:`allocation_problem`)
+    with_equality : bool
+    info : float64 array; on failure ``info[at + CHECK_*]`` written (see the constants)
+    at : int, offset into ``info``
+
+    Returns
+    -------
+    int, ``CHECK_OK``, ``CHECK_NONFINITE``, ``CHECK_BOUNDS`` or ``CHECK_EQUALITY``
+    """
+    S = x.shape[0]
+    for j in range(S):
+        if not math.isfinite(x[j]):
+            info[at + CHECK_INDEX] = j
+            info[at + CHECK_VALUE] = x[j]
+            return CHECK_NONFINITE
+    viol = -np.inf
+    worst = 0
+    for j in range(S):
+        v = max(lo[j] - x[j], x[j] - hi[j])
+        if v > viol:
+            viol = v
+            worst = j
+    if viol > bound_tol:
+        info[at + CHECK_VIOLATION] = viol
+        info[at + CHECK_INDEX] = worst
+        info[at + CHECK_VALUE] = x[worst]
+        return CHECK_BOUNDS
+    for j in range(S):
+        x[j] = min(max(x[j], lo[j]), hi[j])
+    if not with_equality:
+        return CHECK_OK
+    m = A.shape[0]
+    r = np.empty(m)
+    err = _residual(A, b, x, r)
+    if eq_tol < err <= 1e3 * eq_tol:
+        cols = np.empty(S, np.int64)
+        k = 0
+        for j in range(S):
+            if x[j] > lo[j] + bound_tol and x[j] < hi[j] - bound_tol:
+                cols[k] = j
+                k += 1
+        if k > 0:
+            dx = np.empty(k)
+            lstsq_min_norm(A, cols, k, r, np.finfo(np.float64).eps * max(m, k), dx)
+            for f in range(k):
+                j = cols[f]
+                x[j] = min(max(x[j] + dx[f], lo[j]), hi[j])
+            err = _residual(A, b, x, r)
+    if err > eq_tol:
+        info[at + CHECK_VIOLATION] = eq_tol
+        info[at + CHECK_ERROR] = err
+        return CHECK_EQUALITY
+    return CHECK_OK
+
+
+@njit(cache=True)
+def _residual(A, b, x, r):
+    """``r = b - A x``; returns ``|r|_inf``."""
+    err = 0.0
+    for i in range(A.shape[0]):
+        acc = 0.0
+        for j in range(A.shape[1]):
+            acc += A[i, j] * x[j]
+        r[i] = b[i] - acc
+        err = max(err, abs(r[i]))
+    return err
+
+
+@njit(cache=True)
+def allocate_kernel(
+    H_rows: NDArray[np.float64],
+    effectiveness: NDArray[np.float64],
+    fixed_thrust: NDArray[np.float64],
+    demand: NDArray[np.float64],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    residual_weights: NDArray[np.float64],
+    tol: float,
+    lp_max_iter: int,
+    lsq_max_iter: int,
+    sigma: NDArray[np.float64],
+    info: NDArray[np.float64],
+) -> tuple[int, int, int, int, int, int, int]:
+    """The fast allocation, start to end (compiled; the one implementation of the method).
+
+    1. ``A, b`` and the tolerances (:func:`allocation_problem`);
+    2. the LP ``min weights.sigma  s.t.  A sigma = b, lo <= sigma <= hi`` by the simplex
+       (:func:`dqspace.actuators.simplex.bounded_simplex`, tolerance ``SIMPLEX_TOL``);
+       an optimal answer is re-checked (:func:`recheck_kernel`) and, if it passes, used;
+    3. otherwise the best effort ``min |W (A sigma - b)|^2  s.t.  lo <= sigma <= hi``
+       (``W = diag(residual_weights)``) by BVLS (:func:`dqspace.actuators.bvls.bvls`),
+       its answer re-checked against the bounds; if that fails too, ``sigma = lo``.
+
+    Parameters
+    ----------
+    H_rows : (m, S) the matched rows of H (m = 3 force mode, 6 wrench mode)
+    effectiveness, fixed_thrust : (S,) the thrusters' health [-], [N]
+    demand : (m,) force [N] or wrench [N, N m]
+    lo, hi : (S,) command bounds [N] (``ThrusterSet.command_lower / command_upper``)
+    weights : (S,) cost weights [-]
+    residual_weights : (m,) best-effort weights, positive
+    tol : float, relative tolerance of the re-check (``Allocator.tol``)
+    lp_max_iter, lsq_max_iter : int, iteration limits of the simplex and of BVLS
+    sigma : (S,) written, the commands [N]
+    info : (ALLOC_INFO_SIZE,) written where relevant: the re-checks' details at
+        ``INFO_LP`` and ``INFO_LSQ``, the tolerances at ``INFO_EQ_TOL``, ``INFO_BOUND_TOL``
+
+    Returns
+    -------
+    status : int, ``ALLOC_*`` (the order of :class:`AllocationStatus`)
+    lp_status, lp_iterations : int, the simplex's ``SIMPLEX_*`` status and iterations
+    lp_check : int, ``CHECK_*`` of the LP answer (``CHECK_OK`` if not optimal)
+    lsq_status, lsq_iterations : int, BVLS's ``BVLS_*`` status (``LSQ_NO_FREE`` when no
+        command is free) and iterations; -1 and 0 when the LP answer was used
+    lsq_check : int, ``CHECK_*`` of the least-squares answer
+    """
+    m, S = H_rows.shape
+    A = np.empty((m, S))
+    b = np.empty(m)
+    eq_tol, bound_tol = allocation_problem(
+        H_rows, effectiveness, fixed_thrust, demand, hi, tol, A, b
+    )
+    info[INFO_EQ_TOL] = eq_tol
+    info[INFO_BOUND_TOL] = bound_tol
+    # ---- the LP
+    x, lp_status, lp_it = _bounded_simplex(A, b, weights, lo, hi, lp_max_iter, SIMPLEX_TOL)
+    lp_check = CHECK_OK
+    if lp_status == SIMPLEX_OPTIMAL:
+        for j in range(S):
+            sigma[j] = x[j]
+        lp_check = recheck_kernel(sigma, A, b, lo, hi, eq_tol, bound_tol, True, info, INFO_LP)
+        if lp_check == CHECK_OK:
+            return ALLOC_OPTIMAL, lp_status, lp_it, lp_check, -1, 0, CHECK_OK
+    # ---- the bounded least-squares fallback
+    for i in range(m):
+        for j in range(S):
+            A[i, j] *= residual_weights[i]
+        b[i] *= residual_weights[i]
+    any_free = False
+    for j in range(S):
+        any_free = any_free or hi[j] > lo[j]
+    if any_free:
+        lsq_status, lsq_it = _bvls(A, b, lo, hi, lsq_max_iter, sigma)
+    else:
+        for j in range(S):
+            sigma[j] = lo[j]
+        lsq_status, lsq_it = LSQ_NO_FREE, 0
+    lsq_check = CHECK_OK
+    ok = lsq_status == BVLS_OPTIMAL or lsq_status == LSQ_NO_FREE
+    if ok:
+        lsq_check = recheck_kernel(sigma, A, b, lo, hi, eq_tol, bound_tol, False, info, INFO_LSQ)
+        ok = lsq_check == CHECK_OK
+    if ok:
+        status = ALLOC_BEST_EFFORT if lp_status == SIMPLEX_INFEASIBLE else ALLOC_SOLVER_ERROR
+    else:
+        status = ALLOC_SOLVER_ERROR
+        for j in range(S):
+            sigma[j] = lo[j]
+    return status, lp_status, lp_it, lp_check, lsq_status, lsq_it, lsq_check

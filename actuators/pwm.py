@@ -34,19 +34,23 @@ Two options for a modulator that drives a simulation or a valve driver with a cl
   period is below twice that.  With it, a thruster firing whole bits delivers on
   average exactly the commanded thrust.
 
-Pulses start at the beginning of the period (leading-edge PWM).  This module decides the
+Pulses start at the beginning of the period (leading-edge PWM).  The computation is the
+compiled :func:`modulate_kernel` (callable from compiled flight software);
+:meth:`PulseModulator.modulate` checks its arguments and wraps it.  This module decides the
 firing; what the base feels is :meth:`ThrusterSet.wrench` of the instantaneous thrusts
 :meth:`PulseTrain.thrust` returns (faults included).
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from .thrusters import ThrusterSet
 
-__all__ = ["PulseModulator", "PulseTrain", "SchmittTrigger"]
+__all__ = ["PulseModulator", "PulseTrain", "SchmittTrigger", "modulate_kernel"]
 
 
 @dataclass(frozen=True)
@@ -211,7 +215,7 @@ class PulseModulator:
 
         Returns
         -------
-        PulseTrain
+        PulseTrain (computed by :func:`modulate_kernel`)
         """
         ts = self.thrusters
         S = ts.n
@@ -236,33 +240,23 @@ class PulseModulator:
                 raise ValueError(
                     f"firing must be a ({S},) bool array, got {prev.shape} {prev.dtype}"
                 )
-        s = np.clip(s, 0.0, smax)
-        T = self.period
-        mib = ts.min_impulse_bit
-        commanded = s * T
-        owed = commanded.copy()
+        carry_in = np.zeros(S)
         if self.error_feedback and carry is not None:
             c = np.asarray(carry, dtype=float)
             if c.shape != (S,) or not np.all(np.isfinite(c)):
                 raise ValueError(f"carry must be a finite ({S},) array, got {c}")
-            owed = commanded + c  # may be negative (over-delivered) or above sigma_max T
-        want = np.clip(owed, 0.0, smax * T)
-        small = want < mib  # below one bit (never true when mib == 0)
-        if self.schmitt is None:
-            fire_bit = small & (want >= 0.5 * mib) & (want > 0.0)
-        else:
-            frac = np.where(prev, self.schmitt.off_fraction, self.schmitt.on_fraction)
-            fire_bit = small & (want >= frac * mib) & (want > 0.0)
-        impulse = np.where(small, np.where(fire_bit, mib, 0.0), want)
-        on_time = np.minimum(impulse / smax, T)
-        q = self.quantum
-        if q > 0.0:
-            on_time = np.rint(on_time / q) * q
-            shortest = np.ceil(mib / smax / q - 1e-9) * q  # minimum on-time, whole quanta
-            on_time = np.where((on_time > 0.0) & (on_time < shortest), shortest, on_time)
-            on_time = np.where((impulse > 0.0) & (on_time == 0.0) & fire_bit, shortest, on_time)
-            on_time = np.minimum(on_time, T)
-        impulse = smax * on_time
+            carry_in[:] = c
+        T = self.period
+        on_time, impulse, carry_out = np.empty(S), np.empty(S), np.empty(S)
+        fired = np.empty(S, dtype=bool)
+        sch = self.schmitt
+        on, off = (0.5, 0.5) if sch is None else (sch.on_fraction, sch.off_fraction)
+        modulate_kernel(
+            np.ascontiguousarray(s), smax, ts.min_impulse_bit, T, on, off, self.quantum,
+            self.error_feedback, np.ascontiguousarray(prev), carry_in,
+            on_time, impulse, fired, carry_out,
+        )  # fmt: skip
+        commanded = np.clip(s, 0.0, smax) * T
         return PulseTrain(
             period=T,
             on_time=on_time,
@@ -270,6 +264,81 @@ class PulseModulator:
             impulse=impulse,
             commanded_impulse=commanded,
             error=impulse - commanded,
-            firing=on_time > 0.0,
-            carry=owed - impulse if self.error_feedback else np.zeros(S),
+            firing=fired,
+            carry=carry_out,
         )
+
+
+@njit(cache=True)
+def modulate_kernel(
+    sigma: NDArray[np.float64],
+    sigma_max: NDArray[np.float64],
+    min_impulse_bit: NDArray[np.float64],
+    period: float,
+    on_fraction: float,
+    off_fraction: float,
+    quantum: float,
+    error_feedback: bool,
+    firing_prev: NDArray[np.bool_],
+    carry_in: NDArray[np.float64],
+    on_time: NDArray[np.float64],
+    impulse: NDArray[np.float64],
+    firing: NDArray[np.bool_],
+    carry: NDArray[np.float64],
+) -> None:
+    """One period of pulse modulation (compiled; the one implementation, module docstring).
+
+    Per thruster, with ``T = period``, ``I_min = min_impulse_bit`` and ``q = quantum``::
+
+        owed = clip(sigma, 0, sigma_max) T  (+ carry_in with error feedback)
+        want = clip(owed, 0, sigma_max T)
+        want <  I_min: fire one bit if want > 0 and want >= f I_min, f = off_fraction if
+                       the thruster fired in the previous period else on_fraction
+                       (plain rounding: on_fraction = off_fraction = 0.5)
+        want >= I_min: deliver want
+        on_time = min(impulse / sigma_max, T), then with q > 0 rounded to whole quanta
+                  (half to even), at least the minimum on-time rounded up to a quantum
+        impulse = sigma_max on_time,  carry = owed - impulse (0 without error feedback)
+
+    Parameters
+    ----------
+    sigma : (S,) commanded thrusts [N] (clipped to ``[0, sigma_max]`` here)
+    sigma_max : (S,) thrust while on [N]
+    min_impulse_bit : (S,) [N s], each at most ``sigma_max period``
+    period : float, T [s]
+    on_fraction, off_fraction : float, Schmitt-trigger thresholds (0.5, 0.5 for rounding)
+    quantum : float, pulse-width quantum [s] (0: none); ``period`` a whole number of them
+    error_feedback : bool, add ``carry_in`` to the command and write the new ``carry``
+    firing_prev : (S,) bool, which thrusters fired in the previous period
+    carry_in : (S,) impulse still owed from the previous period [N s]
+    on_time : (S,) written, pulse widths from the start of the period [s]
+    impulse : (S,) written, delivered impulse ``sigma_max on_time`` [N s]
+    firing : (S,) bool written, ``on_time > 0``
+    carry : (S,) written, impulse still owed [N s] (zeros without error feedback)
+    """
+    T = period
+    q = quantum
+    for i in range(sigma.shape[0]):
+        smax = sigma_max[i]
+        mib = min_impulse_bit[i]
+        owed = min(max(sigma[i], 0.0), smax) * T
+        if error_feedback:
+            owed += carry_in[i]  # may be negative (over-delivered) or above sigma_max T
+        want = min(max(owed, 0.0), smax * T)
+        small = want < mib  # below one bit (never true when mib == 0)
+        frac = off_fraction if firing_prev[i] else on_fraction
+        fire_bit = small and want >= frac * mib and want > 0.0
+        imp = (mib if fire_bit else 0.0) if small else want
+        t_on = min(imp / smax, T)
+        if q > 0.0:
+            t_on = np.rint(t_on / q) * q
+            shortest = math.ceil(mib / smax / q - 1e-9) * q  # minimum on-time, whole quanta
+            if t_on > 0.0 and t_on < shortest:
+                t_on = shortest
+            if imp > 0.0 and t_on == 0.0 and fire_bit:
+                t_on = shortest
+            t_on = min(t_on, T)
+        on_time[i] = t_on
+        impulse[i] = smax * t_on
+        firing[i] = t_on > 0.0
+        carry[i] = owed - impulse[i] if error_feedback else 0.0

@@ -27,10 +27,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import dq_from_rotation_translation
 from ..multibody import Body, Joint, JointType, Model
+from .linalg import lstsq_min_norm
 
 __all__ = [
     "ReactionWheel",
@@ -41,7 +43,10 @@ __all__ = [
     "MomentumManager",
     "attach_wheels",
     "distribute",
+    "distribute_kernel",
+    "momentum_dump_kernel",
     "motor_torque_limits",
+    "wheel_momentum_kernel",
     "pyramid_wheels",
     "orthogonal_wheels",
 ]
@@ -152,9 +157,11 @@ class WheelArray:
         """(3,) the wheels' spin angular momentum in base axes [N m s]:
         ``sum I_s,i (Omega_i + a_i . w) a_i`` (the rotors' transverse momentum from the base
         rate belongs to the base's composite inertia)."""
-        om = _vector(wheel_speed, "wheel_speed", self.n)
+        om = np.ascontiguousarray(_vector(wheel_speed, "wheel_speed", self.n))
         w = np.zeros(3) if base_rate is None else _vector(base_rate, "base_rate", 3)
-        return self.A @ (self.I_s * (om + self.A.T @ w))
+        h = np.empty(3)
+        wheel_momentum_kernel(self.A, self.I_s, om, np.ascontiguousarray(w), h)
+        return h
 
 
 def _vector(x, name: str, n: int) -> NDArray[np.float64]:
@@ -287,48 +294,148 @@ class WheelCommand:
     saturated: NDArray[np.bool_]
 
 
-def _bounds(array: WheelArray, wheel_speed, dt):
-    lo, hi = -array.max_torque.copy(), array.max_torque.copy()
-    om = wheel_speed
-    if dt is None:
-        hi[om >= array.max_speed] = 0.0
-        lo[om <= -array.max_speed] = 0.0
-    else:
-        # the torque that would bring the wheel to its limit within dt
-        room_up = (array.max_speed - om) * array.I_s / dt
-        room_down = (-array.max_speed - om) * array.I_s / dt
-        hi = np.minimum(hi, np.maximum(room_up, 0.0))
-        lo = np.maximum(lo, np.minimum(room_down, 0.0))
-    return lo, hi
-
-
 def distribute(
     array: WheelArray, torque: ArrayLike, wheel_speed: ArrayLike, *, dt: float | None = None
 ) -> WheelCommand:
     """Motor torques that put ``torque`` (3,) on the base (see the module docstring).
 
     ``torque`` already includes any gyroscopic compensation; ``dt`` [s], optional, the time
-    the torques are held (a wheel may not pass its speed limit within it)."""
-    tau = _vector(torque, "torque", 3)
-    om = _vector(wheel_speed, "wheel_speed", array.n)
+    the torques are held (a wheel may not pass its speed limit within it).  The
+    computation is :func:`distribute_kernel`'s."""
+    tau = np.ascontiguousarray(_vector(torque, "torque", 3))
+    om = np.ascontiguousarray(_vector(wheel_speed, "wheel_speed", array.n))
     if dt is not None and not (math.isfinite(dt) and dt > 0):
         raise ValueError(f"dt must be positive and finite, got {dt}")
-    lo, hi = _bounds(array, om, dt)
-    A = array.A
-    u = np.zeros(array.n)
-    free = np.ones(array.n, bool)
-    for _ in range(array.n + 1):
-        rest = tau + A[:, ~free] @ u[~free]  # what the free wheels must give: -A_f u_f = rest
-        if not free.any():
+    u, err, sat = np.empty(array.n), np.empty(3), np.empty(array.n, dtype=bool)
+    distribute_kernel(
+        array.A, array.I_s, array.max_torque, array.max_speed, tau, om,
+        0.0 if dt is None else float(dt), u, err, sat,
+    )  # fmt: skip
+    return WheelCommand(u, err, sat)
+
+
+@njit(cache=True)
+def wheel_momentum_kernel(
+    A: NDArray[np.float64],
+    I_s: NDArray[np.float64],
+    wheel_speed: NDArray[np.float64],
+    base_rate: NDArray[np.float64],
+    h: NDArray[np.float64],
+) -> None:
+    """The wheels' spin momentum ``h = sum_i I_s,i (Omega_i + a_i . w) a_i`` (compiled; the
+    one implementation of :meth:`WheelArray.momentum`).
+
+    Parameters
+    ----------
+    A : (3, N) spin axes, base coordinates
+    I_s : (N,) spin moments [kg m^2]
+    wheel_speed : (N,) speeds relative to the base [rad/s]
+    base_rate : (3,) base angular velocity w, base coordinates [rad/s]
+    h : (3,) written [N m s]
+    """
+    h[0] = h[1] = h[2] = 0.0
+    for i in range(A.shape[1]):
+        aw = A[0, i] * base_rate[0] + A[1, i] * base_rate[1] + A[2, i] * base_rate[2]
+        hi = I_s[i] * (wheel_speed[i] + aw)
+        for j in range(3):
+            h[j] += A[j, i] * hi
+
+
+@njit(cache=True)
+def distribute_kernel(
+    A: NDArray[np.float64],
+    I_s: NDArray[np.float64],
+    max_torque: NDArray[np.float64],
+    max_speed: NDArray[np.float64],
+    torque: NDArray[np.float64],
+    wheel_speed: NDArray[np.float64],
+    dt: float,
+    motor_torque: NDArray[np.float64],
+    torque_error: NDArray[np.float64],
+    saturated: NDArray[np.bool_],
+) -> None:
+    """Minimum-norm torque distribution with saturation and redistribution (compiled; the
+    one implementation of :func:`distribute`).
+
+    Bounds per wheel: ``[-max_torque, max_torque]``; with ``dt > 0`` narrowed to the torque
+    that brings the wheel to its speed limit within dt, ``(+-max_speed - Omega) I_s / dt``
+    (never past zero); with ``dt <= 0`` a wheel at its speed limit may only slow down.
+    Then, until no free wheel leaves its bounds (at most N + 1 passes): the free wheels
+    take the minimum-norm solution ``u_F = -A_F^+ (tau + A_S u_S)`` (``A_F^+`` the
+    pseudo-inverse, singular values below 1e-15 s_max dropped, as ``numpy.linalg.pinv``),
+    those beyond a bound are clipped to it and saturated.
+
+    Parameters
+    ----------
+    A : (3, N) spin axes, base coordinates
+    I_s : (N,) spin moments [kg m^2]
+    max_torque : (N,) [N m]
+    max_speed : (N,) [rad/s]
+    torque : (3,) torque wanted on the base, gyroscopic compensation included [N m]
+    wheel_speed : (N,) [rad/s]
+    dt : float, how long the torques are held [s]; <= 0 for none
+    motor_torque : (N,) written, u [N m]
+    torque_error : (3,) written, ``-A u - torque`` (delivered minus wanted) [N m]
+    saturated : (N,) bool written, the wheels held at a bound
+    """
+    n = A.shape[1]
+    lo = np.empty(n)
+    hi = np.empty(n)
+    for i in range(n):
+        lo[i], hi[i] = -max_torque[i], max_torque[i]
+        om = wheel_speed[i]
+        if dt <= 0.0:
+            if om >= max_speed[i]:
+                hi[i] = 0.0
+            if om <= -max_speed[i]:
+                lo[i] = 0.0
+        else:
+            room_up = (max_speed[i] - om) * I_s[i] / dt
+            room_down = (-max_speed[i] - om) * I_s[i] / dt
+            hi[i] = min(hi[i], max(room_up, 0.0))
+            lo[i] = max(lo[i], min(room_down, 0.0))
+    u = motor_torque
+    cols = np.empty(n, np.int64)
+    rest = np.empty(3)
+    x = np.empty(n)
+    for i in range(n):
+        u[i] = 0.0
+        saturated[i] = False
+    for _ in range(n + 1):
+        k = 0
+        for i in range(n):
+            if not saturated[i]:
+                cols[k] = i
+                k += 1
+        if k == 0:
             break
-        u[free] = -np.linalg.pinv(A[:, free]) @ rest
-        out = free & ((u > hi + 1e-15) | (u < lo - 1e-15))
-        if not out.any():
+        for j in range(3):  # -A_F u_F = tau + A_S u_S  ->  A_F u_F = -(tau + A_S u_S)
+            acc = torque[j]
+            for i in range(n):
+                if saturated[i]:
+                    acc += A[j, i] * u[i]
+            rest[j] = -acc
+        lstsq_min_norm(A, cols, k, rest, 1e-15, x)
+        out = False
+        for f in range(k):
+            i = cols[f]
+            u[i] = x[f]
+            if u[i] > hi[i] + 1e-15 or u[i] < lo[i] - 1e-15:
+                out = True
+        if not out:
             break
-        u[out] = np.clip(u[out], lo[out], hi[out])
-        free &= ~out
-    u = np.clip(u, lo, hi)
-    return WheelCommand(u, -A @ u - tau, ~free)
+        for f in range(k):
+            i = cols[f]
+            if u[i] > hi[i] + 1e-15 or u[i] < lo[i] - 1e-15:
+                u[i] = min(max(u[i], lo[i]), hi[i])
+                saturated[i] = True
+    for i in range(n):
+        u[i] = min(max(u[i], lo[i]), hi[i])
+    for j in range(3):
+        acc = 0.0
+        for i in range(n):
+            acc += A[j, i] * u[i]
+        torque_error[j] = -acc - torque[j]
 
 
 def motor_torque_limits(
@@ -349,7 +456,9 @@ class MomentumManager:
     """Momentum dumping with hysteresis (see the module docstring).
 
     Call ``manager(wheel_speed, base_rate=None) -> (3,)`` the torque [N m] (base axes) the
-    thrusters should apply; ``active`` says whether dumping is on.
+    thrusters should apply; ``active`` says whether dumping is on.  That state lives in the
+    (1,) float array ``active_state`` (1.0 while dumping), which :func:`momentum_dump_kernel`
+    updates: compiled flight software given this array and the Python object share it.
     """
 
     def __init__(
@@ -368,17 +477,79 @@ class MomentumManager:
                 f"{start_fraction}"
             )
         self.start_fraction, self.stop_fraction = float(start_fraction), float(stop_fraction)
-        self.active = False
+        #: (1,) float array, 1.0 while dumping: the state :func:`momentum_dump_kernel`
+        #: updates, shared with compiled code that holds this array
+        self.active_state = np.zeros(1)
+
+    @property
+    def active(self) -> bool:
+        """Whether dumping is on (``active_state[0] != 0``)."""
+        return bool(self.active_state[0] != 0.0)
+
+    @active.setter
+    def active(self, value: bool) -> None:
+        self.active_state[0] = 1.0 if value else 0.0
 
     def __call__(
         self, wheel_speed: ArrayLike, base_rate: ArrayLike | None = None
     ) -> NDArray[np.float64]:
-        om = _vector(wheel_speed, "wheel_speed", self.array.n)
-        frac = np.abs(om) / self.array.max_speed
-        if not self.active and np.any(frac > self.start_fraction):
-            self.active = True
-        elif self.active and np.all(frac < self.stop_fraction):
-            self.active = False
-        if not self.active:
-            return np.zeros(3)
-        return -self.gain * self.array.momentum(om, base_rate)
+        om = np.ascontiguousarray(_vector(wheel_speed, "wheel_speed", self.array.n))
+        w = np.zeros(3) if base_rate is None else _vector(base_rate, "base_rate", 3)
+        out = np.empty(3)
+        arr = self.array
+        momentum_dump_kernel(
+            arr.A, arr.I_s, arr.max_speed, self.gain, self.start_fraction, self.stop_fraction,
+            om, np.ascontiguousarray(w), self.active_state, out,
+        )  # fmt: skip
+        return out
+
+
+@njit(cache=True)
+def momentum_dump_kernel(
+    A: NDArray[np.float64],
+    I_s: NDArray[np.float64],
+    max_speed: NDArray[np.float64],
+    gain: float,
+    start_fraction: float,
+    stop_fraction: float,
+    wheel_speed: NDArray[np.float64],
+    base_rate: NDArray[np.float64],
+    active: NDArray[np.float64],
+    torque: NDArray[np.float64],
+) -> None:
+    """Momentum dumping with hysteresis (compiled; the one implementation of
+    :class:`MomentumManager`).
+
+    Dumping starts when a wheel's ``|Omega| / max_speed`` exceeds ``start_fraction`` and
+    stops when every wheel is below ``stop_fraction``; while on, the thrusters are asked
+    for ``-gain h`` (``h`` from :func:`wheel_momentum_kernel`).
+
+    Parameters
+    ----------
+    A : (3, N) spin axes, base coordinates
+    I_s : (N,) spin moments [kg m^2]
+    max_speed : (N,) [rad/s]
+    gain : float [1/s]
+    start_fraction, stop_fraction : float, ``0 <= stop < start <= 1``
+    wheel_speed : (N,) [rad/s]
+    base_rate : (3,) [rad/s]
+    active : (1,) float, read and updated: 1.0 while dumping, else 0.0
+        (:attr:`MomentumManager.active_state`)
+    torque : (3,) written, the torque the thrusters should apply, base axes [N m]
+    """
+    above = False
+    below = True
+    for i in range(wheel_speed.shape[0]):
+        frac = abs(wheel_speed[i]) / max_speed[i]
+        above = above or frac > start_fraction
+        below = below and frac < stop_fraction
+    if active[0] == 0.0 and above:
+        active[0] = 1.0
+    elif active[0] != 0.0 and below:
+        active[0] = 0.0
+    if active[0] == 0.0:
+        torque[0] = torque[1] = torque[2] = 0.0
+        return
+    wheel_momentum_kernel(A, I_s, wheel_speed, base_rate, torque)
+    for j in range(3):
+        torque[j] = -gain * torque[j]

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .vscmg import ClusterModel, _state_vec, _vec3
+from .vscmg import ClusterModel, _state_vec, _vec3, unit_axes
 
 __all__ = ["ServoGains", "ServoTorques", "servo_torques", "servo_kernel", "servo_controller"]
 
@@ -206,17 +206,16 @@ def servo_kernel(
         c, s = math.cos(gamma[i]), math.sin(gamma[i])
         ws = wt = wds = wdg = 0.0
         for j in range(3):
-            a_s = c * A_s0[j, i] + s * A_t0[j, i]
-            a_t = c * A_t0[j, i] - s * A_s0[j, i]
+            a_s, a_t = unit_axes(A_s0, A_t0, i, j, c, s)
             ws += w[j] * a_s
             wt += w[j] * a_t
             wdg += w_dot[j] * A_g0[j, i]
             wds += w_dot[j] * a_s
         # s . (w x g)
         g0, g1, g2 = A_g0[0, i], A_g0[1, i], A_g0[2, i]
-        s0 = c * A_s0[0, i] + s * A_t0[0, i]
-        s1 = c * A_s0[1, i] + s * A_t0[1, i]
-        s2 = c * A_s0[2, i] + s * A_t0[2, i]
+        s0 = unit_axes(A_s0, A_t0, i, 0, c, s)[0]
+        s1 = unit_axes(A_s0, A_t0, i, 1, c, s)[0]
+        s2 = unit_axes(A_s0, A_t0, i, 2, c, s)[0]
         sxg = (
             s0 * (w[1] * g2 - w[2] * g1)
             + s1 * (w[2] * g0 - w[0] * g2)

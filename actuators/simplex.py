@@ -43,6 +43,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from .linalg import lu_factor, lu_solve
+
 __all__ = [
     "SIMPLEX_INFEASIBLE",
     "SIMPLEX_ITERATION_LIMIT",
@@ -241,7 +243,7 @@ def bounded_simplex(  # noqa: C901
 @njit(cache=True)
 def solve_small(B: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.float64]:
     """Solve ``B x = rhs`` for a small square ``B`` (m <= 6 here) by Gaussian elimination
-    with partial pivoting.  (Written out: numba's LAPACK wrappers compile slowly.)
+    with partial pivoting (:func:`dqspace.actuators.linalg.lu_factor`).
 
     Parameters
     ----------
@@ -254,27 +256,11 @@ def solve_small(B: NDArray[np.float64], rhs: NDArray[np.float64]) -> NDArray[np.
     """
     m = B.shape[0]
     M = B.copy()
-    x = rhs.copy()
-    for col in range(m):
-        piv = col
-        for r in range(col + 1, m):
-            if abs(M[r, col]) > abs(M[piv, col]):
-                piv = r
-        if abs(M[piv, col]) < 1e-14:
+    perm = np.empty(m, np.int64)
+    lu_factor(M, m, perm)
+    for k in range(m):
+        if abs(M[k, k]) < 1e-14:
             return np.empty(0)
-        if piv != col:
-            for j in range(m):
-                M[col, j], M[piv, j] = M[piv, j], M[col, j]
-            x[col], x[piv] = x[piv], x[col]
-        for r in range(col + 1, m):
-            f = M[r, col] / M[col, col]
-            if f != 0.0:
-                for j in range(col, m):
-                    M[r, j] -= f * M[col, j]
-                x[r] -= f * x[col]
-    for col in range(m - 1, -1, -1):
-        acc = x[col]
-        for j in range(col + 1, m):
-            acc -= M[col, j] * x[j]
-        x[col] = acc / M[col, col]
+    x = rhs.copy()
+    lu_solve(M, m, perm, x)
     return x

@@ -26,14 +26,38 @@ Details, defaults and the reasons for them: ``docs/vscmg.md``.
 
 from __future__ import annotations
 
+import math
+from collections import namedtuple
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .linalg import lu_factor, lu_solve
 from .vscmg import VSCMGCluster
 
-__all__ = ["SteeringLaw", "SteeringCommand", "steer"]
+__all__ = ["SteeringLaw", "SteeringCommand", "SteeringParams", "steer", "steer_kernel"]
+
+#: The law's parameters as the compiled kernel takes them (:attr:`SteeringLaw.kernel_params`):
+#: the fields of :class:`SteeringLaw`, floats, with ``epsilon_phase`` a 3-tuple of floats.
+SteeringParams = namedtuple(
+    "SteeringParams",
+    [
+        "h_ref",
+        "lambda0",
+        "mu",
+        "gimbal_rate_max",
+        "wheel_accel_max",
+        "gimbal_weight",
+        "wheel_weight0",
+        "wheel_mu",
+        "epsilon0",
+        "epsilon_rate",
+        "epsilon_phase",
+    ],
+)
 
 
 @dataclass(frozen=True)
@@ -154,6 +178,23 @@ class SteeringLaw:
         p.update(overrides)
         return cls(**p)
 
+    @cached_property
+    def kernel_params(self) -> SteeringParams:
+        """The parameters as :func:`steer_kernel` takes them (built once per law)."""
+        return SteeringParams(
+            float(self.h_ref),
+            float(self.lambda0),
+            float(self.mu),
+            float(self.gimbal_rate_max),
+            float(self.wheel_accel_max),
+            float(self.gimbal_weight),
+            float(self.wheel_weight0),
+            float(self.wheel_mu),
+            float(self.epsilon0),
+            float(self.epsilon_rate),
+            tuple(float(p) for p in self.epsilon_phase),
+        )
+
     def epsilon(self, t: float) -> NDArray[np.float64]:
         """The off-diagonal terms ``(e1, e2, e3)`` of R at time t [s]."""
         return self.epsilon0 * np.sin(self.epsilon_rate * float(t) + np.asarray(self.epsilon_phase))
@@ -185,6 +226,10 @@ def steer(
     ------
     ValueError
         wrong shapes, non-finite entries, K < 3.
+    numpy.linalg.LinAlgError
+        ``G W G^T + lambda R`` singular (possible only with ``lambda0 = 0``).
+
+    The computation is :func:`steer_kernel`'s; this function checks the arguments.
     """
     if not isinstance(law, SteeringLaw):
         raise ValueError(f"law must be a SteeringLaw, got {type(law).__name__}")
@@ -206,36 +251,130 @@ def steer(
     t = float(t)
     if not np.isfinite(t):
         raise ValueError(f"t must be finite, got {t}")
-
-    h6 = law.h_ref**6
-    CCt = C @ C.T
-    det_CCt = float(np.linalg.det(CCt))
-    delta_C = det_CCt / h6
-    wg = law.gimbal_weight
-    ww = law.wheel_weight0 * np.exp(-law.wheel_mu * delta_C)
-    GWGt = wg * CCt + ww * (E @ E.T)
-    delta_G = float(np.linalg.det(GWGt)) / (wg**3 * h6)
-    lam = law.lambda0 * np.exp(-law.mu * delta_G)
-    y = np.linalg.solve(GWGt + lam * law.R(t), tau)
-    gd = wg * (C.T @ y)
-    Od = ww * (E.T @ y)
-
-    ratio = max(np.abs(gd).max() / law.gimbal_rate_max, np.abs(Od).max() / law.wheel_accel_max)
-    scale = 1.0 / ratio if ratio > 1.0 else 1.0
-    gd, Od = scale * gd, scale * Od
-    achieved = C @ gd + E @ Od
-    G = np.hstack([C, E])
+    gd = np.empty(K)
+    Od = np.empty(K)
+    err = np.empty(3)
+    C, E, tau = np.ascontiguousarray(C), np.ascontiguousarray(E), np.ascontiguousarray(tau)
+    lam, det_GGt, det_CCt, delta_C, delta_G, ww, scale = steer_kernel(
+        law.kernel_params, C, E, tau, t, gd, Od, err
+    )
+    if not (np.all(np.isfinite(gd)) and np.all(np.isfinite(Od))):
+        raise np.linalg.LinAlgError(
+            f"G W G^T + lambda R is singular (lambda = {lam}): no steering solution"
+        )
     return SteeringCommand(
         gimbal_rates=gd,
         wheel_accels=Od,
-        torque=achieved,
-        torque_error=tau - achieved,
-        lam=float(lam),
-        det_GGt=float(np.linalg.det(G @ G.T)),
+        torque=tau - err,
+        torque_error=err,
+        lam=lam,
+        det_GGt=det_GGt,
         det_CCt=det_CCt,
-        delta_C=float(delta_C),
-        delta_G=float(delta_G),
-        wheel_weight=float(ww),
-        scale=float(scale),
+        delta_C=delta_C,
+        delta_G=delta_G,
+        wheel_weight=ww,
+        scale=scale,
         saturated=bool(scale < 1.0),
     )
+
+
+@njit(cache=True)
+def steer_kernel(
+    params: SteeringParams,
+    C: NDArray[np.float64],
+    E: NDArray[np.float64],
+    tau_B: NDArray[np.float64],
+    t: float,
+    gimbal_rates: NDArray[np.float64],
+    wheel_accels: NDArray[np.float64],
+    torque_error: NDArray[np.float64],
+) -> tuple[float, float, float, float, float, float, float]:
+    """The weighted singularity-robust steering law (compiled; the one implementation).
+
+    Eq. (42) with the weighting, as in the module docstring::
+
+        delta_C = det(C C^T) / h_ref^6,        w_w = w_w0 exp(-mu_w delta_C)
+        G W G^T = w_g C C^T + w_w E E^T,       delta_G = det(G W G^T) / (w_g^3 h_ref^6)
+        lambda = lambda0 exp(-mu delta_G)
+        y = (G W G^T + lambda R(t))^-1 tau_B,  gamma_dot = w_g C^T y,  Omega_dot = w_w E^T y
+
+    then both scaled by ``scale = min(1, 1 / ratio)``, ``ratio`` the largest of
+    ``|gamma_dot|_inf / gimbal_rate_max`` and ``|Omega_dot|_inf / wheel_accel_max``.
+    Determinants by LU with partial pivoting (:func:`dqspace.actuators.linalg.lu_factor`).
+
+    Parameters
+    ----------
+    params : SteeringParams (:attr:`SteeringLaw.kernel_params`)
+    C : (3, K) torque per gimbal rate [N m s]
+    E : (3, K) torque per wheel acceleration [kg m^2]
+    tau_B : (3,) torque to exert on the base [N m]
+    t : float, time [s] (the time-varying R)
+    gimbal_rates : (K,) written [rad/s]
+    wheel_accels : (K,) written [rad/s^2]
+    torque_error : (3,) written, ``tau_B - (C gamma_dot + E Omega_dot)`` [N m]
+
+    Returns
+    -------
+    (lam, det_GGt, det_CCt, delta_C, delta_G, wheel_weight, scale) : floats, as in
+    :class:`SteeringCommand`.  A singular ``G W G^T + lambda R`` (only possible with
+    ``lambda0 = 0``) gives non-finite rates.
+    """
+    K = C.shape[1]
+    work = np.empty((4, 3, 3))  # C C^T, E E^T, LU scratch, (y, rows of R)
+    CCt, EEt, M, aux = work[0], work[1], work[2], work[3]
+    perm = np.empty(3, np.int64)
+    for r in range(3):
+        for c in range(r, 3):
+            cc = ee = 0.0
+            for i in range(K):
+                cc += C[r, i] * C[c, i]
+                ee += E[r, i] * E[c, i]
+            CCt[r, c] = CCt[c, r] = cc
+            EEt[r, c] = EEt[c, r] = ee
+    h6 = params.h_ref**6
+    M[:, :] = CCt
+    det_CCt = lu_factor(M, 3, perm)
+    delta_C = det_CCt / h6
+    wg = params.gimbal_weight
+    ww = params.wheel_weight0 * math.exp(-params.wheel_mu * delta_C)
+    for r in range(3):
+        for c in range(3):
+            M[r, c] = wg * CCt[r, c] + ww * EEt[r, c]
+    delta_G = lu_factor(M, 3, perm) / (wg**3 * h6)
+    lam = params.lambda0 * math.exp(-params.mu * delta_G)
+    # R(t): ones on the diagonal, e_i = eps0 sin(omega_eps t + phi_i) off it
+    e = aux[1]
+    for k in range(3):
+        e[k] = params.epsilon0 * math.sin(params.epsilon_rate * t + params.epsilon_phase[k])
+    for r in range(3):
+        for c in range(3):
+            R = 1.0 if r == c else e[3 - r - c]  # (0,1) -> e3, (0,2) -> e2, (1,2) -> e1
+            M[r, c] = wg * CCt[r, c] + ww * EEt[r, c] + lam * R
+    y = aux[0]
+    for r in range(3):
+        y[r] = tau_B[r]
+    lu_factor(M, 3, perm)
+    lu_solve(M, 3, perm, y)
+    gmax = amax = 0.0
+    for i in range(K):
+        gimbal_rates[i] = wg * (C[0, i] * y[0] + C[1, i] * y[1] + C[2, i] * y[2])
+        wheel_accels[i] = ww * (E[0, i] * y[0] + E[1, i] * y[1] + E[2, i] * y[2])
+        gmax = max(gmax, abs(gimbal_rates[i]))
+        amax = max(amax, abs(wheel_accels[i]))
+    ratio = max(gmax / params.gimbal_rate_max, amax / params.wheel_accel_max)
+    scale = 1.0 / ratio if ratio > 1.0 else 1.0
+    for i in range(K):
+        gimbal_rates[i] *= scale
+        wheel_accels[i] *= scale
+    for r in range(3):
+        acc = 0.0
+        for i in range(K):
+            acc += C[r, i] * gimbal_rates[i]
+        for i in range(K):
+            acc += E[r, i] * wheel_accels[i]
+        torque_error[r] = tau_B[r] - acc
+    for r in range(3):
+        for c in range(3):
+            M[r, c] = CCt[r, c] + EEt[r, c]  # G G^T
+    det_GGt = lu_factor(M, 3, perm)
+    return lam, det_GGt, det_CCt, delta_C, delta_G, ww, scale

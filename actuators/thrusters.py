@@ -45,6 +45,7 @@ from enum import StrEnum
 from typing import Self
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import UNIT_TOL
@@ -56,6 +57,7 @@ __all__ = [
     "ThrusterSet",
     "Valves",
     "ValveWindows",
+    "delivered_thrust_kernel",
     "paper_thruster_set",
 ]
 
@@ -442,7 +444,12 @@ class ThrusterSet:
         (..., S) array [N]
         """
         s = self._check_sigma(sigma)
-        return self.effectiveness * np.clip(s, self.sigma_min, self.sigma_max) + self.fixed_thrust
+        flat = np.ascontiguousarray(s.reshape(-1, self.n))
+        out = np.empty(flat.shape)
+        _delivered_thrust_rows(
+            flat, self.sigma_min, self.sigma_max, self.effectiveness, self.fixed_thrust, out
+        )
+        return out.reshape(s.shape)
 
     def wrench(self, sigma: ArrayLike) -> NDArray[np.float64]:
         """Wrench ``[f, tau]`` the set produces on the base for the commands ``sigma``.
@@ -459,6 +466,35 @@ class ThrusterSet:
         (..., 6) array, ``[f (N), tau (N m)]``
         """
         return self.delivered_thrust(sigma) @ self.H.T
+
+
+@njit(cache=True)
+def delivered_thrust_kernel(
+    sigma: NDArray[np.float64],
+    sigma_min: NDArray[np.float64],
+    sigma_max: NDArray[np.float64],
+    effectiveness: NDArray[np.float64],
+    fixed_thrust: NDArray[np.float64],
+    out: NDArray[np.float64],
+) -> None:
+    """Delivered thrust ``effectiveness * clip(sigma, sigma_min, sigma_max) + fixed_thrust``
+    (compiled; the one implementation of :meth:`ThrusterSet.delivered_thrust`).
+
+    Parameters
+    ----------
+    sigma : (S,) commanded thrusts [N]
+    sigma_min, sigma_max : (S,) thrust bounds [N]
+    effectiveness, fixed_thrust : (S,) the faults (:class:`ThrusterSet`) [-], [N]
+    out : (S,) written, delivered thrusts [N] (may be ``sigma`` itself)
+    """
+    for i in range(sigma.shape[0]):
+        out[i] = effectiveness[i] * min(max(sigma[i], sigma_min[i]), sigma_max[i]) + fixed_thrust[i]
+
+
+@njit(cache=True)
+def _delivered_thrust_rows(sigma, sigma_min, sigma_max, effectiveness, fixed_thrust, out):
+    for k in range(sigma.shape[0]):
+        delivered_thrust_kernel(sigma[k], sigma_min, sigma_max, effectiveness, fixed_thrust, out[k])
 
 
 # One vertex of the 0.3 m cube per row (signs of x, y, z): a regular tetrahedron.

@@ -43,10 +43,12 @@ rate of the cluster's momentum); ``d`` is the command-independent gyroscopic
 torque of the wheel momentum.  The paper neglects ``B gamma_ddot`` in (41).
 """
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import dq_from_rotation_translation, dq_identity
@@ -69,6 +71,9 @@ __all__ = [
     "ClusterModel",
     "ClusterState",
     "attach_cluster",
+    "unit_axes",
+    "vscmg_axes",
+    "vscmg_matrices",
 ]
 
 #: Rotor mass [kg], paper Table 4 (a steel cylinder of radius 0.1 m and height 0.1 m).
@@ -248,6 +253,109 @@ class VSCMGMatrices:
     d: NDArray[np.float64]
 
 
+# ------------------------------------------------------------------- kernels
+
+
+@njit(cache=True)
+def unit_axes(
+    A_s0: NDArray[np.float64], A_t0: NDArray[np.float64], i: int, j: int, c: float, s: float
+) -> tuple[float, float]:
+    """Component j of unit i's spin and transverse axes at ``cos gamma = c, sin gamma = s``:
+    ``(c s0 + s t0, c t0 - s s0)`` (the rotation about g; used by every VSCMG kernel)."""
+    return c * A_s0[j, i] + s * A_t0[j, i], c * A_t0[j, i] - s * A_s0[j, i]
+
+
+@njit(cache=True)
+def vscmg_axes(
+    A_s0: NDArray[np.float64],
+    A_t0: NDArray[np.float64],
+    gamma: NDArray[np.float64],
+    A_s: NDArray[np.float64],
+    A_t: NDArray[np.float64],
+) -> None:
+    """Spin and transverse axes at the gimbal angles (compiled; the one implementation).
+
+    ``s(gamma) = cos(gamma) s0 + sin(gamma) t0``, ``t(gamma) = cos(gamma) t0 - sin(gamma) s0``.
+
+    Parameters
+    ----------
+    A_s0, A_t0 : (3, K) axes at gamma = 0, base coordinates
+    gamma : (K,) gimbal angles [rad]
+    A_s, A_t : (3, K) written
+    """
+    for i in range(gamma.shape[0]):
+        c, s = math.cos(gamma[i]), math.sin(gamma[i])
+        for j in range(3):
+            A_s[j, i], A_t[j, i] = unit_axes(A_s0, A_t0, i, j, c, s)
+
+
+@njit(cache=True)
+def vscmg_matrices(
+    A_g0: NDArray[np.float64],
+    A_s0: NDArray[np.float64],
+    A_t0: NDArray[np.float64],
+    I_cg: NDArray[np.float64],
+    I_ws: NDArray[np.float64],
+    I_s: NDArray[np.float64],
+    I_t: NDArray[np.float64],
+    gamma: NDArray[np.float64],
+    wheel_speed: NDArray[np.float64],
+    w_IB_B: NDArray[np.float64],
+    B: NDArray[np.float64],
+    C: NDArray[np.float64],
+    E: NDArray[np.float64],
+    d: NDArray[np.float64],
+) -> None:
+    """``B, C, E, d`` of eq. (40)-(41) at the state (compiled; the one implementation).
+
+    With ``a_g, a_s, a_t`` unit i's axes at ``gamma_i`` and ``w = w_IB_B``::
+
+        B_i = -I_cg a_g
+        C_i = -(I_ws Omega_i a_t + I_cg w x a_g + (I_s - I_t)(a_t (w.a_s) + a_s (w.a_t)))
+        E_i = -I_ws a_s
+        d   = -w x sum_i I_ws Omega_i a_s
+
+    Parameters
+    ----------
+    A_g0, A_s0, A_t0 : (3, K) gimbal, spin and transverse axes at gamma = 0, base coordinates
+    I_cg, I_ws, I_s, I_t : (K,) moments [kg m^2] (see :class:`VSCMGCluster`)
+    gamma : (K,) gimbal angles [rad]
+    wheel_speed : (K,) wheel speeds Omega relative to the gimbals [rad/s]
+    w_IB_B : (3,) base angular velocity, base coordinates [rad/s]
+    B : (3, K) written [kg m^2]
+    C : (3, K) written [N m s]
+    E : (3, K) written [kg m^2]
+    d : (3,) written [N m]
+    """
+    w0, w1, w2 = w_IB_B[0], w_IB_B[1], w_IB_B[2]
+    h0 = h1 = h2 = 0.0
+    for i in range(gamma.shape[0]):
+        c, s = math.cos(gamma[i]), math.sin(gamma[i])
+        s0, t0 = unit_axes(A_s0, A_t0, i, 0, c, s)
+        s1, t1 = unit_axes(A_s0, A_t0, i, 1, c, s)
+        s2, t2 = unit_axes(A_s0, A_t0, i, 2, c, s)
+        g0, g1, g2 = A_g0[0, i] * I_cg[i], A_g0[1, i] * I_cg[i], A_g0[2, i] * I_cg[i]
+        ws = w0 * s0 + w1 * s1 + w2 * s2
+        wt = w0 * t0 + w1 * t1 + w2 * t2
+        hw = I_ws[i] * wheel_speed[i]
+        dI = I_s[i] - I_t[i]
+        # w x (I_cg a_g), the rows of [w]x (I_cg a_g)
+        wg0 = -w2 * g1 + w1 * g2
+        wg1 = w2 * g0 - w0 * g2
+        wg2 = -w1 * g0 + w0 * g1
+        B[0, i], B[1, i], B[2, i] = -g0, -g1, -g2
+        C[0, i] = -(t0 * hw + wg0 + (t0 * ws + s0 * wt) * dI)
+        C[1, i] = -(t1 * hw + wg1 + (t1 * ws + s1 * wt) * dI)
+        C[2, i] = -(t2 * hw + wg2 + (t2 * ws + s2 * wt) * dI)
+        E[0, i], E[1, i], E[2, i] = -s0 * I_ws[i], -s1 * I_ws[i], -s2 * I_ws[i]
+        h0 += s0 * hw
+        h1 += s1 * hw
+        h2 += s2 * hw
+    d[0] = -(-w2 * h1 + w1 * h2)
+    d[1] = -(w2 * h0 - w0 * h2)
+    d[2] = -(-w1 * h0 + w0 * h1)
+
+
 def _state_vec(x: ArrayLike, name: str, K: int) -> NDArray[np.float64]:
     a = np.asarray(x, dtype=float)
     if a.shape != (K,) or not np.all(np.isfinite(a)):
@@ -329,10 +437,10 @@ class VSCMGCluster:
 
     def axes(self, gamma: ArrayLike) -> Axes:
         """Axes at the gimbal angles ``gamma`` (K,) [rad]: :class:`Axes` (3, K) each."""
-        gamma = _state_vec(gamma, "gamma", self.K)
-        c, s = np.cos(gamma), np.sin(gamma)
-        A_s = c * self.A_s0 + s * self.A_t0
-        A_t = c * self.A_t0 - s * self.A_s0
+        gamma = np.ascontiguousarray(_state_vec(gamma, "gamma", self.K))
+        A_s = np.empty((3, self.K))
+        A_t = np.empty((3, self.K))
+        vscmg_axes(self.A_s0, self.A_t0, gamma, A_s, A_t)
         return Axes(self.A_g0.copy(), A_s, A_t)
 
     def momentum(
@@ -363,17 +471,18 @@ class VSCMGCluster:
         -------
         VSCMGMatrices
         """
-        ax = self.axes(gamma)
-        Om = _state_vec(wheel_speed, "wheel_speed", self.K)
-        w = _vec3(w_IB_B, "w_IB_B")
-        wx = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-        B = -ax.A_g * self.I_cg
-        D = ax.A_t * (w @ ax.A_s) + ax.A_s * (w @ ax.A_t)
-        C = -(ax.A_t * (self.I_ws * Om) + wx @ (ax.A_g * self.I_cg) + D * (self.I_s - self.I_t))
-        E = -ax.A_s * self.I_ws
-        h = ax.A_s @ (self.I_ws * Om)
-        d = -(wx @ h)  # -w x h
-        return VSCMGMatrices(ax.A_g, ax.A_s, ax.A_t, B, C, E, np.hstack([C, E]), d)
+        K = self.K
+        gamma = np.ascontiguousarray(_state_vec(gamma, "gamma", K))
+        Om = np.ascontiguousarray(_state_vec(wheel_speed, "wheel_speed", K))
+        w = np.ascontiguousarray(_vec3(w_IB_B, "w_IB_B"))
+        A_s, A_t = np.empty((3, K)), np.empty((3, K))
+        B, C, E, d = np.empty((3, K)), np.empty((3, K)), np.empty((3, K)), np.empty(3)
+        vscmg_axes(self.A_s0, self.A_t0, gamma, A_s, A_t)
+        vscmg_matrices(
+            self.A_g0, self.A_s0, self.A_t0, self.I_cg, self.I_ws, self.I_s, self.I_t,
+            gamma, Om, w, B, C, E, d,
+        )  # fmt: skip
+        return VSCMGMatrices(self.A_g0.copy(), A_s, A_t, B, C, E, np.hstack([C, E]), d)
 
     def base_torque(
         self,

@@ -58,7 +58,7 @@ def main():
             demands = demands_for(ts, m, rng, n_dem, feasible)
             fast = Allocator(ts, mode=mode, method="fast")
             t_fast, _ = median_time(fast.allocate, demands, repeats)
-            name = "fast (numba simplex" + (")" if feasible else " + scipy BVLS)")
+            name = "fast (numba simplex" + (")" if feasible else " + BVLS)")
             rows = [(name, t_fast, "")]
             for solver in ("CLARABEL", "HIGHS"):
                 slow = Allocator(ts, mode=mode, method="cvxpy", solver=solver)
