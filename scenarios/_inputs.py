@@ -286,3 +286,27 @@ def open_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
     s = np.sin(params[0] * t)
     for j in range(6):
         tau[j] = s * params[1 + j]
+
+
+@njit(cache=True)
+def write_commands(
+    params, t_tick, tau, n_on, on_level, off_level, disturbance, gimbal_rate_cmd, wheel_accel_cmd
+):
+    """What :class:`TickInputs` writes, from compiled code: the tick time and the commands
+    held over the period into their fields of ``params`` (offsets from its header)."""
+    params[_H.t_tick] = t_tick
+    o = int(params[_H.tau])
+    for j in range(tau.shape[0]):
+        params[o + j] = tau[j]
+    o_on, o_lv, o_off = int(params[_H.n_on]), int(params[_H.on_level]), int(params[_H.off_level])
+    for i in range(n_on.shape[0]):
+        params[o_on + i] = n_on[i]
+        params[o_lv + i] = on_level[i]
+        params[o_off + i] = off_level[i]
+    o = int(params[_H.disturbance])
+    for r in range(6):
+        params[o + r] = disturbance[r]
+    o_g, o_w = int(params[_H.gimbal_rate_cmd]), int(params[_H.wheel_accel_cmd])
+    for i in range(gimbal_rate_cmd.shape[0]):
+        params[o_g + i] = gimbal_rate_cmd[i]
+        params[o_w + i] = wheel_accel_cmd[i]
