@@ -42,6 +42,12 @@ Thrusters (:mod:`.thrusters`, :mod:`.pwm`, :mod:`.allocation`, :mod:`.simplex`, 
     out)``: ``out = effectiveness * clip(sigma, sigma_min, sigma_max) + fixed_thrust``
     (S,) [N].
 
+    ``valve_plan_kernel(on_time, period, open_delay, close_delay, min_on_time, carry,
+    tail_end, start, end, carry_out)``: one period of the valves (:class:`Valves`): the
+    thrust windows ``tail_end``, ``start``, ``end`` (S,) of the pulses ``on_time`` (S,)
+    given the earlier pulses' ``carry`` (S,), and the next period's ``carry_out`` (S,);
+    times in one unit (the plant uses dynamics steps).
+
     ``modulate_kernel(sigma, sigma_max, min_impulse_bit, period, on_fraction,
     off_fraction, quantum, error_feedback, firing_prev, carry_in, on_time, impulse,
     firing, carry)``: one period of pulse modulation.  ``sigma`` (S,) [N] (clipped to
@@ -136,7 +142,7 @@ from .simplex import (
     bounded_simplex,
 )
 from .steering import SteeringParams, steer_kernel
-from .thrusters import delivered_thrust_kernel
+from .thrusters import delivered_thrust_kernel, valve_plan_kernel
 from .vscmg import unit_axes, vscmg_axes, vscmg_matrices
 
 __all__ = [
@@ -173,6 +179,7 @@ __all__ = [
     "bounded_simplex",
     "bvls",
     "delivered_thrust_kernel",
+    "valve_plan_kernel",
     "distribute_kernel",
     "lstsq_min_norm",
     "lu_factor",

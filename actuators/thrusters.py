@@ -58,6 +58,7 @@ __all__ = [
     "Valves",
     "ValveWindows",
     "delivered_thrust_kernel",
+    "valve_plan_kernel",
     "paper_thruster_set",
 ]
 
@@ -638,34 +639,19 @@ class Valves:
         # end of the thrust still coming from earlier pulses, from the coming period's start:
         # <= 0 none, +inf a pulse commanded up to the end of the last period
         self._carry = np.full(self.n, -np.inf)
-        self._zeros = np.zeros(self.n)
-        self._zeros.flags.writeable = False
 
     def _plan(self, on_time):
         u = np.asarray(on_time, dtype=float)
         T = self.period
         if u.shape != (self.n,) or not ((u >= 0.0).all() and (u <= T * (1.0 + 1e-12)).all()):
             raise ValueError(f"valves: on_time must be ({self.n},) within [0, {T}], got {u}")
-        if self.ideal:  # the thrust is the commanded pulse; nothing carries over
-            return ValveWindows(self._zeros, self._zeros, u.copy()), self._carry
-        od, cd = self.open_delay, self.close_delay
-        carry = self._carry
-        running = carry == np.inf  # commanded on up to this period's start
-        firing = carry > 0.0  # delivering thrust at this period's start
-        on = u > 0.0
-        accepted = on & (running | firing | (u >= self.min_on_time * (1.0 - 1e-12)))
-        a = np.where(running, 0.0, od)
-        b = np.where(u >= T, np.inf, u + cd)
-        new = accepted & (b > a)
-        tail = np.where(running, np.where(on, 0.0, cd), np.maximum(carry, 0.0))
-        tail = np.where(new, np.minimum(tail, a), tail)
-        end = np.where(new, b, tail)
-        w = ValveWindows(
-            tail_end=np.minimum(tail, T),
-            start=np.where(new, a, 0.0),
-            end=np.where(new, np.minimum(b, T), 0.0),
-        )
-        return w, end - T
+        w = ValveWindows(np.empty(self.n), np.empty(self.n), np.empty(self.n))
+        carry = np.empty(self.n)
+        valve_plan_kernel(
+            np.ascontiguousarray(u), T, self.open_delay, self.close_delay, self.min_on_time,
+            self._carry, w.tail_end, w.start, w.end, carry,
+        )  # fmt: skip
+        return w, carry
 
     def windows(self, on_time: ArrayLike) -> ValveWindows:
         """When the thrust is on during the coming period for the pulses ``on_time`` (n,)
@@ -684,3 +670,45 @@ class Valves:
             w, self._carry = self._plan(on_time)
         self._last = None
         return w
+
+
+@njit(cache=True)
+def valve_plan_kernel(
+    on_time, period, open_delay, close_delay, min_on_time, carry, tail_end, start, end, carry_out
+):
+    """One period of :class:`Valves` (compiled; the one implementation): when the thrust is
+    on during the coming period for the pulses ``on_time`` (n,) commanded on during ``[0,
+    on_time)``, given ``carry`` (n,) the end of the thrust still coming from earlier pulses,
+    counted from this period's start (<= 0: none; +inf: a pulse commanded up to the end of
+    the last period).  Writes ``tail_end``, ``start``, ``end`` (n,) (the
+    :class:`ValveWindows`) and ``carry_out`` (n,), the carry of the next period.  Times in
+    one unit (e.g. dynamics steps); the delays and ``min_on_time`` as :class:`Valves`
+    checks them."""
+    T = period
+    ideal = open_delay == 0.0 and close_delay == 0.0 and min_on_time == 0.0
+    for i in range(on_time.shape[0]):
+        u = on_time[i]
+        if ideal:  # the thrust is the commanded pulse; nothing carries over
+            tail_end[i] = 0.0
+            start[i] = 0.0
+            end[i] = u
+            carry_out[i] = carry[i]
+            continue
+        c = carry[i]
+        running = c == np.inf  # commanded on up to this period's start
+        firing = c > 0.0  # delivering thrust at this period's start
+        on = u > 0.0
+        accepted = on and (running or firing or u >= min_on_time * (1.0 - 1e-12))
+        a = 0.0 if running else open_delay
+        b = np.inf if u >= T else u + close_delay
+        new = accepted and b > a
+        if running:
+            tail = 0.0 if on else close_delay
+        else:
+            tail = max(c, 0.0)
+        if new:
+            tail = min(tail, a)
+        tail_end[i] = min(tail, T)
+        start[i] = a if new else 0.0
+        end[i] = min(b, T) if new else 0.0
+        carry_out[i] = (b if new else tail) - T

@@ -41,6 +41,7 @@ from .trajectories import (
     PoseTrajectory,
     ScrewMotion,
     quintic_time_scaling,
+    sample_trajectory,
 )
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "pose_error",
     "python_control",
     "quintic_time_scaling",
+    "sample_trajectory",
     "shortest_sign",
     "solve_ik",
     "twist_error",

@@ -34,6 +34,7 @@ from ..dq import (
 from ..dq.checks import as_float_array, check_unit_dq, check_unit_quat
 
 __all__ = [
+    "sample_trajectory",
     "PoseReference",
     "JointReference",
     "PoseTrajectory",
@@ -101,9 +102,36 @@ class JointReference:
 
 
 class PoseTrajectory(Protocol):
-    """Anything callable as ``trajectory(t) -> PoseReference`` (t in [s])."""
+    """Anything callable as ``trajectory(t) -> PoseReference`` (t in [s]).
+
+    A trajectory may also have ``sample(times) -> (poses (m, 8), twists (m, 6), accs (m, 6))``,
+    the references at many times at once (:func:`sample_trajectory` uses it)."""
 
     def __call__(self, t: float) -> PoseReference: ...
+
+
+def sample_trajectory(
+    trajectory: PoseTrajectory, times: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The references of a pose trajectory at the times (m,) [s]: ``(poses (m, 8), twists
+    (m, 6), accelerations (m, 6))``, from its vectorised ``sample`` method when it has one
+    (every trajectory of dqspace), else from one call per time."""
+    times = np.asarray(times, dtype=float).reshape(-1)
+    if hasattr(trajectory, "sample"):
+        P, T, A = trajectory.sample(times)
+        return np.asarray(P, float), np.asarray(T, float), np.asarray(A, float)
+    m = times.shape[0]
+    P, T, A = np.empty((m, 8)), np.empty((m, 6)), np.empty((m, 6))
+    for i, t in enumerate(times):
+        ref = trajectory(float(t))
+        P[i], T[i], A[i] = ref.pose, ref.twist, ref.acc
+    return P, T, A
+
+
+def _first(sampled):
+    """The :class:`PoseReference` of the first row of ``sample``'s arrays."""
+    P, T, A = sampled
+    return PoseReference(P[0], T[0], A[0])
 
 
 class JointTrajectory(Protocol):
@@ -128,6 +156,11 @@ class ConstantPose:
 
     def __call__(self, t: float) -> PoseReference:
         return PoseReference(self.pose)
+
+    def sample(self, times):
+        """``(poses, twists, accs)`` at the times (m,) (see :func:`sample_trajectory`)."""
+        m = np.asarray(times, dtype=float).reshape(-1).shape[0]
+        return np.tile(self.pose, (m, 1)), np.zeros((m, 6)), np.zeros((m, 6))
 
 
 def quintic_time_scaling(tau: float) -> tuple[float, float, float]:
@@ -224,13 +257,18 @@ class Lemniscate:
 
     def __call__(self, t: float) -> PoseReference:
         """:class:`PoseReference` at time t [s]: constant orientation, body-frame twist."""
-        t = float(t)
-        Rt = rotation_matrix_from_quat(self.orientation).T
-        zero = np.zeros(3)
-        return PoseReference(
-            dq_from_quat_translation(self.orientation, self.position(t)),
-            np.concatenate([zero, Rt @ self.velocity(t)]),
-            np.concatenate([zero, Rt @ self.acceleration(t)]),
+        return _first(self.sample(np.array([float(t)])))
+
+    def sample(self, times):
+        """``(poses, twists, accs)`` at the times (m,) (see :func:`sample_trajectory`)."""
+        t = np.asarray(times, dtype=float).reshape(-1)
+        R = rotation_matrix_from_quat(self.orientation)
+        zero = np.zeros((t.shape[0], 3))
+        q = np.broadcast_to(self.orientation, (t.shape[0], 4))
+        return (
+            dq_from_quat_translation(q, self.position(t)),
+            np.concatenate([zero, self.velocity(t) @ R], axis=-1),
+            np.concatenate([zero, self.acceleration(t) @ R], axis=-1),
         )
 
 
@@ -276,11 +314,16 @@ class ScrewMotion:
 
     def __call__(self, t: float) -> PoseReference:
         """:class:`PoseReference` at time t [s]."""
-        s, ds, dds = quintic_time_scaling((float(t) - self.t0) / self.duration)
+        return _first(self.sample(np.array([float(t)])))
+
+    def sample(self, times):
+        """``(poses, twists, accs)`` at the times (m,) (see :func:`sample_trajectory`)."""
+        t = np.asarray(times, dtype=float).reshape(-1)
+        s, ds, dds = quintic_time_scaling((t - self.t0) / self.duration)
         X = self._screw
         T = self.duration
-        return PoseReference(
-            dq_mul(self.start, dq_screw_exp(float(s) * X)),
-            2.0 * float(ds) / T * X,
-            2.0 * float(dds) / T**2 * X,
+        return (
+            dq_mul(self.start, dq_screw_exp(s[:, None] * X)),
+            (2.0 * ds / T)[:, None] * X,
+            (2.0 * dds / T**2)[:, None] * X,
         )

@@ -70,18 +70,26 @@ class Waypoints:
         return cls(np.array([dq_from_rpy_deg(a, b) for a, b in zip(r, p, strict=True)]), times)
 
     def __call__(self, t: float) -> PoseReference:
+        P, T, A = self.sample(np.array([float(t)]))
+        return PoseReference(P[0], T[0], A[0])
+
+    def sample(self, times: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(poses (m, 8), twists (m, 6), accs (m, 6))`` at the times (m,) [s]: the segment
+        of each time, its quintic scaling and the screw of the module docstring."""
+        t = np.asarray(times, dtype=float).reshape(-1)
         T = self.times
-        zero = np.zeros(6)
-        if t <= T[0]:
-            return PoseReference(self.poses[0].copy(), zero, zero.copy())
-        if t >= T[-1]:
-            return PoseReference(self.poses[-1].copy(), zero, zero.copy())
-        i = int(np.searchsorted(T, t, side="right")) - 1
+        i = np.clip(np.searchsorted(T, t, side="right") - 1, 0, len(T) - 2)
         d = T[i + 1] - T[i]
-        s, ds, dds = quintic_time_scaling((t - T[i]) / d)
+        s, ds, dds = quintic_time_scaling((t - T[i]) / d)  # clipped to [0, 1]: holds outside
         x = self.logs[i]
-        pose = dq_mul(self.poses[i], dq_screw_exp(float(s) * x))
-        return PoseReference(pose, 2.0 * float(ds) / d * x, 2.0 * float(dds) / (d * d) * x)
+        pose = dq_mul(self.poses[i], dq_screw_exp(s[:, None] * x))
+        twist = (2.0 * ds / d)[:, None] * x
+        acc = (2.0 * dds / (d * d))[:, None] * x
+        before, after = t <= T[0], t >= T[-1]
+        pose[before], pose[after] = self.poses[0], self.poses[-1]
+        twist[before | after] = 0.0
+        acc[before | after] = 0.0
+        return pose, twist, acc
 
 
 class BaseSlew(Waypoints):

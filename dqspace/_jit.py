@@ -19,7 +19,7 @@ import sys
 from numba import njit
 from numba.core.typing.typeof import typeof_impl
 
-__all__ = ["LazyKernel", "lazy_njit", "compiled"]
+__all__ = ["LazyKernel", "lazy_njit", "compiled", "SignatureOnFirstCall", "signature_on_first_call"]
 
 _OWN = frozenset({"py_func", "_signature", "_options", "_dispatcher"})
 
@@ -77,3 +77,45 @@ def compiled(fn):
 @typeof_impl.register(LazyKernel)
 def _typeof_lazy(val, c):
     return typeof_impl(val.dispatcher, c)
+
+
+class SignatureOnFirstCall:
+    """A kernel compiled with an explicit signature taken from the types of its first call's
+    arguments, with some arguments typed as given (e.g. numba ``FunctionType`` for a
+    callback), one compilation (or cache load) per distinct set of argument types.
+
+    numba caches a kernel that takes a compiled callback only when the callback's argument
+    has a ``FunctionType`` in an explicit signature (a dispatcher passed as a plain argument
+    becomes a dynamic global, which cannot be cached); a kernel whose other arguments are
+    named tuples of arrays is impractical to type by hand.  This types them from the call.
+    """
+
+    def __init__(self, py_func, fixed, options):
+        self.py_func = py_func
+        self.fixed = dict(fixed)
+        self.options = options
+        self._compiled = {}
+        functools.update_wrapper(self, py_func)
+
+    def dispatcher(self, *args):
+        """numba's dispatcher for these arguments' types (compiled or loaded now)."""
+        from numba import typeof, types
+
+        tys = tuple(self.fixed.get(i, None) or typeof(a) for i, a in enumerate(args))
+        d = self._compiled.get(tys)
+        if d is None:
+            d = self._compiled[tys] = njit(types.none(*tys), **self.options)(self.py_func)
+        return d
+
+    def __call__(self, *args):
+        return self.dispatcher(*args)(*args)
+
+
+def signature_on_first_call(fixed, **options):
+    """Decorator: :class:`SignatureOnFirstCall` with ``fixed`` ``{argument index: numba
+    type}`` and ``numba.njit`` options."""
+
+    def wrap(py_func):
+        return SignatureOnFirstCall(py_func, fixed, options)
+
+    return wrap

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import lazy_njit
-from ..actuators.servo import servo_kernel
+from ..actuators.kernels import servo_kernel, valve_plan_kernel
 from ..multibody.kernels.layout import INTS, REALS, Layout
 from ..multibody.kernels.orbit import hill_wrenches
 from ..multibody.simulation import INPUTS_SIG
@@ -369,3 +369,55 @@ def open_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
     s = np.sin(params[0] * t)
     for j in range(6):
         tau[j] = s * params[1 + j]
+
+
+@njit(cache=True)
+def apply_commands(
+    params, t_tick, steps, tau, n_on, on_level, off_level, disturbance, gimbal_rate_cmd,
+    wheel_accel_cmd, valves, valve_carry, tail_level, commit, delivered,
+):  # fmt: skip
+    """The commands of a tick into ``params`` (what :class:`TickInputs` writes), from
+    compiled code as from Python, for a period of ``steps`` dynamics steps starting at
+    ``t_tick`` [s]: the pulses ``n_on`` (S,) [steps] become the thrust windows
+    the valves deliver (:func:`~dqspace.actuators.kernels.valve_plan_kernel`, ``valves`` =
+    ``(open_delay, close_delay, min_on_time)`` in dynamics steps), with the valves' state
+    ``valve_carry`` and the thrust of the pulse still delivering ``tail_level`` (S,) [N];
+    ``delivered`` (S,) receives each thruster's mean thrust over the period [N].  With
+    ``commit`` the valves' state moves on to the next period (else it is left as it was:
+    the last tick of a run, recorded but not integrated)."""
+    params[_H.t_tick] = t_tick
+    o = int(params[_H.tau])
+    for j in range(tau.shape[0]):
+        params[o + j] = tau[j]
+    S = n_on.shape[0]
+    tail_end, start, end, carry = np.empty(S), np.empty(S), np.empty(S), np.empty(S)
+    valve_plan_kernel(
+        n_on, float(steps), valves[0], valves[1], valves[2], valve_carry, tail_end, start, end,
+        carry,
+    )  # fmt: skip
+    o_te, o_tl = int(params[_H.tail_end]), int(params[_H.tail_level])
+    o_ps, o_pe = int(params[_H.pulse_start]), int(params[_H.pulse_end])
+    o_lv, o_off = int(params[_H.on_level]), int(params[_H.off_level])
+    for i in range(S):
+        params[o_te + i] = tail_end[i]
+        params[o_tl + i] = tail_level[i]
+        params[o_ps + i] = start[i]
+        params[o_pe + i] = end[i]
+        params[o_lv + i] = on_level[i]
+        params[o_off + i] = off_level[i]
+        on = end[i] - start[i]
+        off = steps - on - tail_end[i]
+        delivered[i] = (on_level[i] * on + tail_level[i] * tail_end[i] + off_level[i] * off) / (
+            steps
+        )
+        if commit:
+            valve_carry[i] = carry[i]
+            if end[i] > start[i]:
+                tail_level[i] = on_level[i]
+    o = int(params[_H.disturbance])
+    for r in range(6):
+        params[o + r] = disturbance[r]
+    o_g, o_w = int(params[_H.gimbal_rate_cmd]), int(params[_H.wheel_accel_cmd])
+    for i in range(gimbal_rate_cmd.shape[0]):
+        params[o_g + i] = gimbal_rate_cmd[i]
+        params[o_w + i] = wheel_accel_cmd[i]

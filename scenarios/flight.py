@@ -31,8 +31,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ..actuators import AllocationStatus, steer
+from .._jit import compiled
 from ..control import State
+from ..control.actuation import (
+    FORCE,
+    WRENCH,
+    ActuationParams,
+    ActuationState,
+    actuation_kernel,
+    actuation_work,
+    demand_kernel,
+)
 from ..control.flight_software import LawOutput, StationKeepingLaw
 from ..dq import (
     dq_from_quat_translation,
@@ -43,11 +52,10 @@ from ..dq import (
 )
 from ..multibody import simulate_compiled
 from . import _inputs
+from ._loop import PlantIndex
 from .metrics import ALLOC_STATUS
 
-__all__ = ["FlightSoftware", "Plant", "Commands", "Measurement"]
-
-_ALLOC_CODE = {s: ALLOC_STATUS.index(s.value) for s in AllocationStatus}
+__all__ = ["FlightSoftware", "Plant", "Commands", "Measurement", "actuation_params"]
 
 
 @dataclass
@@ -76,8 +84,109 @@ class Commands:
     telemetry: dict = field(default_factory=dict)
 
 
+def actuation_params(system, health=None) -> ActuationParams:
+    """The :data:`~dqspace.control.actuation.ActuationParams` of a built system, the thrusters
+    as ``health`` says (default: as built)."""
+    sy, cfg = system, system.cfg
+    period = 1.0 / cfg["control"]["rate"]
+    dt = cfg["integrator"]["dt"]
+    ts = sy.thrusters
+    S = ts.n if ts is not None else 0
+    e3, eS = np.zeros((3, 0)), np.zeros(0)
+    if S:
+        health = ts if health is None else health
+        mod = sy.modulator
+        schmitt = mod.schmitt if mod is not None else None
+        thr = dict(
+            mode=FORCE if cfg["thrusters"]["mode"] == "force" else WRENCH,
+            H=np.ascontiguousarray(ts.H, dtype=float),
+            sigma_min=np.array(ts.sigma_min, dtype=float),
+            sigma_max=np.array(ts.sigma_max, dtype=float),
+            **_health(health),
+            **_allocation(sy.allocator),
+            pwm=mod is not None,
+            min_impulse_bit=np.array(ts.min_impulse_bit, dtype=float),
+            on_fraction=schmitt.on_fraction if schmitt is not None else 0.5,
+            off_fraction=schmitt.off_fraction if schmitt is not None else 0.5,
+            quantum=mod.quantum if mod is not None else 0.0,
+            error_feedback=bool(mod.error_feedback) if mod is not None else False,
+        )
+    else:
+        thr = dict(
+            mode=FORCE, H=np.zeros((6, 0)), sigma_min=eS, sigma_max=eS, effectiveness=eS,
+            fixed_thrust=eS, command_lower=eS, command_upper=eS, H_rows=np.zeros((3, 0)),
+            weights=eS, residual_weights=np.ones(3), alloc_tol=0.0, lp_max_iter=0,
+            lsq_max_iter=0, pwm=False, min_impulse_bit=eS, on_fraction=0.5,
+            off_fraction=0.5, quantum=0.0, error_feedback=False,
+        )  # fmt: skip
+    cm = sy.cluster_model
+    if cm is not None:
+        c = cm.cluster
+        cmg = {n: np.ascontiguousarray(getattr(c, n), dtype=float) for n in _CLUSTER_FIELDS}
+        cmg["steering"] = sy.steering.kernel_params
+    else:
+        cmg = {n: (e3 if n.startswith("A_") else eS) for n in _CLUSTER_FIELDS}
+        cmg["steering"] = _no_steering()
+    wm, mm = sy.wheel_model, sy.momentum_manager
+    if wm is not None:
+        arr = wm.array
+        rw = dict(
+            rw_A=np.ascontiguousarray(arr.A, dtype=float),
+            rw_I_s=np.ascontiguousarray(arr.I_s, dtype=float),
+            rw_max_torque=np.ascontiguousarray(arr.max_torque, dtype=float),
+            rw_max_speed=np.ascontiguousarray(arr.max_speed, dtype=float),
+        )
+    else:
+        rw = dict(rw_A=e3, rw_I_s=eS, rw_max_torque=eS, rw_max_speed=eS)
+    dump = dict(dumping=mm is not None, dump_gain=0.0, dump_start=1.0, dump_stop=0.0)
+    if mm is not None:
+        dump.update(dump_gain=mm.gain, dump_start=mm.start_fraction, dump_stop=mm.stop_fraction)
+    steps = int(round(period / dt))
+    return ActuationParams(period=period, dt=dt, steps=steps, **thr, **cmg, **rw, **dump)
+
+
+_CLUSTER_FIELDS = ("A_g0", "A_s0", "A_t0", "I_cg", "I_ws", "I_s", "I_t")
+
+
+def _health(ts):
+    """The thrusters' health fields of :data:`ActuationParams` (fresh arrays)."""
+    return {
+        "effectiveness": np.array(ts.effectiveness, dtype=float),
+        "fixed_thrust": np.array(ts.fixed_thrust, dtype=float),
+        "command_lower": np.array(ts.command_lower, dtype=float),
+        "command_upper": np.array(ts.command_upper, dtype=float),
+    }
+
+
+def _allocation(allocator):
+    """The fast allocation's fields of :data:`ActuationParams` (the cvxpy method is not
+    compiled: a run with it takes the Python loop)."""
+    H = np.ascontiguousarray(allocator.thrusters.H[: allocator.n_rows], dtype=float)
+    it = 50 * (H.shape[0] + H.shape[1])
+    return dict(
+        H_rows=H,
+        weights=np.ascontiguousarray(allocator.weights, dtype=float),
+        residual_weights=np.ascontiguousarray(allocator.residual_weights, dtype=float),
+        alloc_tol=float(allocator.tol),
+        lp_max_iter=it,
+        lsq_max_iter=it,
+    )
+
+
+def _no_steering():
+    from ..actuators import SteeringLaw
+
+    law = SteeringLaw(h_ref=1.0, lambda0=0.0, mu=0.0, gimbal_rate_max=1.0, wheel_accel_max=1.0)
+    return law.kernel_params  # never read without VSCMGs (keeps one compiled signature)
+
+
 class FlightSoftware:
-    """The flight software of a built :class:`~dqspace.scenarios.system.System`."""
+    """The flight software of a built :class:`~dqspace.scenarios.system.System`.
+
+    One tick (:meth:`tick`): the controllers (:class:`~dqspace.control.flight_software.
+    StationKeepingLaw`), then the actuator decisions (:func:`~dqspace.control.actuation.
+    actuation_kernel`).  With the built-in controllers and no sensors the runner runs the
+    same kernels in its compiled loop (:attr:`compiled`)."""
 
     def __init__(self, system):
         sy = self.sy = system
@@ -95,102 +204,129 @@ class FlightSoftware:
         self.K = sy.cluster_model.cluster.K if sy.cluster_model is not None else 0
         self.W = sy.wheel_model.array.n if sy.wheel_model is not None else 0
         self.nq_c, self.nv_c = sy.controller_model.nq, sy.controller_model.nv
-        self.mode = cfg["thrusters"]["mode"]
-        self.firing = sy.modulator.initial_state() if sy.modulator is not None else None
-        self.carry = None
         n = sy.arm_info.n
         self.arm_v = np.arange(6, 6 + n)
+        self.params = actuation_params(sy)
+        self._health = sy.thrusters
+        mm = sy.momentum_manager
+        self.state = ActuationState(
+            firing=np.zeros(self.S, dtype=np.bool_),
+            carry=np.zeros(self.S),
+            dump_active=mm.active_state if mm is not None else np.zeros(1),
+        )
+        self.work = actuation_work(self.S, self.K, self.W)
+        cm, wm = sy.cluster_model, sy.wheel_model
+        ix = np.zeros(0, dtype=np.int64)
+        self.index = PlantIndex(
+            self.nq_c,
+            self.nv_c,
+            self.arm_v.astype(np.int64),
+            np.array(cm.index.gimbal_q, dtype=np.int64) if cm is not None else ix,
+            np.array(cm.index.gimbal_v, dtype=np.int64) if cm is not None else ix,
+            np.array(cm.index.wheel_v, dtype=np.int64) if cm is not None else ix,
+            np.array(wm.index.wheel_v, dtype=np.int64) if wm is not None else ix,
+        )
         self.nav = Navigation(self) if cfg["sensors"]["enabled"] else None
+
+    @property
+    def compiled(self) -> bool:
+        """True when a whole tick runs as compiled code: the built-in controllers, the fast
+        allocator (or no thrusters) and perfect knowledge (no sensors)."""
+        return self.law.compiled and self._fast_allocation and self.nav is None
+
+    @property
+    def _fast_allocation(self) -> bool:
+        return self.sy.allocator is None or self.sy.allocator.method.value == "fast"
+
+    def set_health(self, health) -> None:
+        """The thrusters as they are now (after a fault): the allocation plans with them."""
+        self._health = health
+        if self.S:
+            for name, value in _health(health).items():
+                getattr(self.params, name)[:] = value
 
     def measure(self, q, v, t=None) -> Measurement:
         """The measurement at a tick: the true state (perfect knowledge), or, with
         ``sensors.enabled`` and the tick time ``t``, the navigation's estimates."""
         if self.nav is not None and t is not None:
             return self.nav.estimate(t, q, v)
-        sy = self.sy
+        ix = self.index
         st = State(q[: self.nq_c].copy(), v[: self.nv_c].copy())
-        cm, wm = sy.cluster_model, sy.wheel_model
-        if cm is not None:
-            cs = cm.state(q, v)
-            gam, gdot, om = cs.gamma, v[cm.index.gimbal_v], cs.wheel_speed
-        else:
-            gam = gdot = om = np.zeros(0)
-        ws = wm.state(q, v) if wm is not None else np.zeros(0)
-        return Measurement(st, gam, gdot, om, ws, np.array(v[:3]))
+        return Measurement(
+            st,
+            np.array(q[ix.gimbal_q]),
+            np.array(v[ix.gimbal_v]),
+            np.array(v[ix.wheel_v]),
+            np.array(v[ix.rw_v]),
+            np.array(v[:3]),
+        )
 
-    def tick(self, t: float, m: Measurement, health) -> Commands:
+    def tick(self, t: float, m: Measurement, health=None) -> Commands:
         """The commands for the period starting at ``t`` (``health``: the thruster set as
-        it is now, faults included; the flight software knows its faults)."""
-        sy, S, K, W = self.sy, self.S, self.K, self.W
+        it is now, faults included, when it changed; the flight software knows its faults)."""
+        sy = self.sy
+        if health is not None and health is not self._health:
+            self.set_health(health)
         ref = sy.trajectory(t)
         base_ref = sy.base_reference(t) if callable(sy.base_reference) else sy.base_reference
         law = self.law(t, m.state, base_ref, ref)
-        wrench = law.wrench
-        tel = {"base_reference": base_ref, "arm_reference": ref}
-        # ---- momentum management (reaction wheels): the thrusters dump momentum
-        dump = np.zeros(3)
-        if W and sy.momentum_manager is not None:
-            dump = np.asarray(sy.momentum_manager(m.wheel_speed), dtype=float)
-        tel["dump_torque"] = dump
-        # ---- thrusters
-        sigma, n_on, on_lv, off_lv = np.zeros(S), np.zeros(S), np.zeros(S), np.zeros(S)
-        alloc_code, w_thr, mean = -1, np.zeros(6), np.zeros(S)
-        if S:
-            if self.mode == "force":
-                demand = wrench[:3]
-            elif W:
-                demand = np.r_[wrench[:3], dump]
-            else:
-                demand = wrench
-            res = sy.allocator.allocate(demand, thrusters=health)
-            alloc_code = _ALLOC_CODE[res.status]
-            sigma = res.sigma
-            off_lv = health.delivered_thrust(np.zeros(S))
-            if sy.modulator is not None:
-                train = sy.modulator.modulate(
-                    np.clip(sigma, 0.0, health.sigma_max), self.firing, self.carry
-                )
-                self.firing, self.carry = train.firing, train.carry
-                n_on = np.rint(train.on_time / self.dt)
-                on_lv = health.delivered_thrust(train.thrust_level)
-            else:  # continuous thrust held over the period
-                n_on = np.full(S, float(self.steps))
-                on_lv = health.delivered_thrust(sigma)
-            mean = (on_lv * n_on + off_lv * (self.steps - n_on)) / self.steps
-            w_thr = sy.thrusters.H @ mean
-        tel.update(sigma=sigma, alloc_code=alloc_code, w_thr=w_thr, mean=mean)
-        # ---- VSCMGs: the torque the thrusters do not deliver
-        tau_v = wrench[3:] - w_thr[3:]
-        gr = wa = np.zeros(K)
-        steer_err = np.zeros(3)
-        det_G = det_C = np.nan
-        if K:
-            cm = sy.cluster_model
-            mats = cm.cluster.matrices(m.gimbal, m.vscmg_wheel_speed, m.base_rate)
-            sc = steer(sy.steering, mats.C, mats.E, tau_v - mats.d, t=t)
-            gr, wa = sc.gimbal_rates, sc.wheel_accels
-            steer_err = sc.torque_error
-            det_G, det_C = sc.det_GGt, sc.det_CCt
-        tel.update(tau_v=tau_v, steer_err=steer_err, det_G=det_G, det_C=det_C)
-        # ---- reaction wheels: what the VSCMGs did not deliver (plus the gyroscopic term)
+        w = self.work
+        wrench = np.ascontiguousarray(law.wrench, dtype=float)
+        rw_speed = np.ascontiguousarray(m.wheel_speed, dtype=float)
+        demand_kernel(self.params, self.state, wrench, rw_speed, w)
+        fast = self._fast_allocation
+        if self.S and not fast:  # the reference path: cvxpy, in Python
+            res = sy.allocator.allocate(w.demand[: sy.allocator.n_rows], thrusters=self._health)
+            w.sigma[:] = res.sigma
+            w.alloc_info[:] = (ALLOC_STATUS.index(res.status.value), 0)
+        actuation_kernel(
+            self.params,
+            self.state,
+            float(t),
+            wrench,
+            np.ascontiguousarray(m.gimbal, dtype=float),
+            np.ascontiguousarray(m.vscmg_wheel_speed, dtype=float),
+            rw_speed,
+            np.ascontiguousarray(m.base_rate, dtype=float),
+            fast,
+            w,
+        )
         tau_hold = np.zeros(sy.plant.nv)
         tau_hold[self.arm_v] = law.arm_tau
-        rw_cmd, rw_err = np.zeros(W), np.zeros(3)
-        if W:
-            from ..actuators import reaction_wheels as rw
-
-            arr = sy.wheel_model.array
-            wanted = tau_v + steer_err if K else tau_v
-            # the wheels' momentum turning with the base: -w x h on the base, compensated
-            h = arr.momentum(m.wheel_speed, m.base_rate)
-            wanted = wanted + np.cross(m.base_rate, h)
-            wc = rw.distribute(arr, wanted, m.wheel_speed, dt=self.period)
-            rw_cmd, rw_err = wc.motor_torque, wc.torque_error
-            tau_hold[sy.wheel_model.index.wheel_v] = rw_cmd
-        tel.update(rw_torque_cmd=rw_cmd, rw_torque_err=rw_err)
+        tau_hold[self.index.rw_v] = w.rw_cmd
+        code = int(w.alloc_info[0])
+        info = w.steer_info
+        tel = {
+            "base_reference": base_ref,
+            "arm_reference": ref,
+            "dump_torque": w.dump.copy(),
+            "sigma": w.sigma.copy(),
+            "alloc_code": code,
+            "w_thr": w.w_thr.copy(),
+            "mean": w.mean.copy(),
+            "tau_v": w.tau_v.copy(),
+            "steer_err": w.steer_err.copy(),
+            "det_G": float(info[1]),
+            "det_C": float(info[2]),
+            "rw_torque_cmd": w.rw_cmd.copy(),
+            "rw_torque_err": w.rw_err.copy(),
+        }
         if self.nav is not None:
-            self.nav.commanded_force(w_thr[:3] + law.reaction[:3])
-        return Commands(law, tau_hold, n_on, on_lv, off_lv, gr, wa, tel)
+            self.nav.commanded_force(w.w_thr[:3] + law.reaction[:3])
+        return Commands(
+            law,
+            tau_hold,
+            w.n_on.copy(),
+            w.on_level.copy(),
+            w.off_level.copy(),
+            w.gimbal_rate_cmd.copy(),
+            w.wheel_accel_cmd.copy(),
+            tel,
+        )
+
+
+def _f64(x):
+    return np.ascontiguousarray(x, dtype=float)
 
 
 class Navigation:
@@ -406,63 +542,68 @@ class Plant:
         # the limiter's report: RK4 stages per limited joint at which it clipped
         self.mem = np.zeros(len(lim_v))
         tc = cfg["thrusters"]
-        self.valves = Valves(
+        # the valves' timing in dynamics steps (Valves checks it), their state
+        vt = Valves(
             S,
             period=float(self.steps),
             open_delay=tc["open_delay"] / self.dt,
             close_delay=tc["close_delay"] / self.dt,
             min_on_time=tc["min_on_time"] / self.dt,
         )
-        self._tail_level = np.zeros(S)  # thrust of the pulse still delivering [N]
-        self._windows = (None, None)
+        self.valves = np.array([vt.open_delay, vt.close_delay, vt.min_on_time])
+        self.valve_carry = np.full(S, -np.inf)  # thrust still coming from earlier pulses
+        self.tail_level = np.zeros(S)  # thrust of the pulse still delivering [N]
 
-    def thrust_windows(self, c: Commands):
-        """The :class:`~dqspace.actuators.thrusters.ValveWindows` (in dynamics steps) of the
-        period the commands ``c`` are for: when each thruster delivers thrust."""
-        if self._windows[0] is not c:  # computed once per tick (recorder, then advance)
-            self._windows = (c, self.valves.windows(c.n_on))
-        return self._windows[1]
-
-    def delivered_thrust(self, c: Commands) -> NDArray[np.float64]:
-        """(S,) mean thrust [N] each thruster delivers over the period of the commands ``c``
-        (valve timing and faults in; the magnitude errors are in ``thruster_H_true``)."""
-        w = self.thrust_windows(c)
-        on, tail = w.end - w.start, w.tail_end
-        off = self.steps - on - tail
-        return (c.on_level * on + self._tail_level * tail + c.off_level * off) / self.steps
+    def apply(
+        self, t, tau, n_on, on_level, off_level, gimbal_rate_cmd, wheel_accel_cmd,
+        disturbance, *, commit=True,
+    ) -> NDArray[np.float64]:  # fmt: skip
+        """Write the commands of the period starting at ``t`` into ``params`` (``tau``
+        (nv,), the pulses ``n_on`` [steps] and the levels (S,), the VSCMG commands (K,), the
+        disturbance (6,) on the base)
+        (:func:`~dqspace.scenarios._inputs.apply_commands`, valve timing in); returns (S,)
+        the mean thrust [N] each thruster delivers over the period (valve timing and faults
+        in; the magnitude errors are in ``thruster_H_true``).  ``commit=False``: the valves'
+        state is left as it was."""
+        delivered = np.empty(len(self.tail_level))
+        _inputs.apply_commands(
+            self.params, float(t), self.steps, _f64(tau), _f64(n_on), _f64(on_level),
+            _f64(off_level), _f64(disturbance), _f64(gimbal_rate_cmd), _f64(wheel_accel_cmd),
+            self.valves, self.valve_carry, self.tail_level, commit, delivered,
+        )  # fmt: skip
+        return delivered
 
     def saturation(self) -> dict[str, NDArray[np.bool_]]:
         """Which limited joints the limiter clipped (torque limit) or cut (rate limit) during
-        the periods integrated since the last call, per device: ``"arm"`` (n,), ``"rw"``
-        (W,), ``"gimbal"`` (K,), ``"vscmg_wheel"`` (K,); then starts counting afresh."""
+        the periods integrated since the last call, per device (:meth:`devices`); then starts
+        counting afresh."""
         hit = self.mem > 0.0
-        out = {k: hit[rows] for k, rows in self.groups.items()}
-        arm = np.zeros(self.sy.arm_info.n, dtype=bool)
-        arm[self._arm_rows] = out["arm"]
-        out["arm"] = arm
         self.mem[:] = 0.0
+        return self.devices(hit)
+
+    def devices(self, hit: NDArray[np.bool_]) -> dict[str, NDArray[np.bool_]]:
+        """The limiter's rows ``hit`` (..., L) per device: ``"arm"`` (..., n), ``"rw"``
+        (..., W), ``"gimbal"`` (..., K), ``"vscmg_wheel"`` (..., K)."""
+        hit = np.asarray(hit, dtype=bool)
+        out = {k: hit[..., rows] for k, rows in self.groups.items()}
+        arm = np.zeros((*hit.shape[:-1], self.sy.arm_info.n), dtype=bool)
+        arm[..., self._arm_rows] = out["arm"]
+        out["arm"] = arm
         return out
 
     def advance(self, q, v, t, c: Commands, disturbance):
         """The state one control period after ``t`` with the commands ``c`` held."""
-        sy = self.sy
-        self.thrust_windows(c)  # planned once per tick
-        w = self.valves.advance(c.n_on)
-        self._windows = (None, None)
-        self.tick_inputs(
-            t,
-            c.tau_hold,
-            w,
-            self._tail_level,
-            c.on_level,
-            c.off_level,
-            disturbance,
-            c.gimbal_rate_cmd,
-            c.wheel_accel_cmd,
-        )
-        self._tail_level = np.where(w.end > w.start, c.on_level, self._tail_level)
+        self.apply(
+            t, c.tau_hold, c.n_on, c.on_level, c.off_level, c.gimbal_rate_cmd,
+            c.wheel_accel_cmd, disturbance,
+        )  # fmt: skip
+        return self.integrate(q, v, t)
+
+    def integrate(self, q, v, t):
+        """The state one control period after ``t`` with the commands already written into
+        ``params`` (:meth:`apply`)."""
         tr = simulate_compiled(
-            sy.plant,
+            self.sy.plant,
             q,
             v,
             dt=self.dt,
@@ -474,3 +615,8 @@ class Plant:
             record_every=self.steps,
         )
         return tr.q[-1], tr.v[-1]
+
+    @property
+    def inputs(self):
+        """The plant boundary's compiled callback (numba's dispatcher)."""
+        return compiled(_inputs.closed_loop_inputs)

@@ -73,7 +73,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..control import pose_error
+from ..control import IKStatus, pose_error, sample_trajectory
+from ..control.flight_software import law_work
 from ..dq import dq_conj, dq_log, dq_mul, translation_from_dq
 from ..multibody import (
     IntegrationError,
@@ -82,6 +83,8 @@ from ..multibody import (
     simulate_compiled,
 )
 from . import _inputs
+from . import _loop as loop
+from ._loop import Commands, record_arrays, record_tick
 from .config import ScenarioError
 from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
 from .flight import FlightSoftware, Plant
@@ -715,7 +718,9 @@ def _series(sys_, K, S, W=0):
 
 
 class _ClosedLoop:
-    """The closed loop of the module docstring, one control tick at a time."""
+    """The closed loop of the module docstring, in chunks of ticks: compiled
+    (:mod:`dqspace.scenarios._loop`) with the built-in controllers and perfect knowledge,
+    else a Python loop over the same kernels."""
 
     closed = True
 
@@ -731,119 +736,243 @@ class _ClosedLoop:
         self.n_ticks = int(round(T / self.period))
         self.rows = self.n_ticks + 1
         self.spec = _series(sy, self.K, self.S, self.W)
+        self.law_work = law_work(sy.arm_info.n)
         self.t = 0.0
 
     def simulate(self, rec, checkpoint, bar):
         cfg, sy, period = self.cfg, self.sy, self.period
-        info = sy.arm_info
         rec.manifest["system"] = sy.description
         rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
-        dist = cfg["disturbance"]
         faults = sorted(cfg["faults"], key=lambda f: f["time"])
-        health = sy.thrusters
         every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
-        q, v = sy.q0.copy(), sy.v0.copy()
-        n = info.n
-        arm_q = slice(8, 8 + n)
-        arm_v = slice(6, 6 + n)
-        tau_lim, rate_lim = info.torque_limit, info.rate_limit
-        for tick in range(self.n_ticks + 1):
-            t = self.t = tick * period
+        span = max(1, int(round(_CHUNK_SECONDS / period)))  # ticks per compiled call at most
+        flight, N = self.flight, self.n_ticks
+        self.q, self.v = sy.q0.copy(), sy.v0.copy()
+        self.held = self._idle_commands()
+        self.health = sy.thrusters
+        k = 0
+        while k <= N:
+            t = self.t = k * period
             # ---- thruster faults take effect from the first tick at or after their time
             while faults and faults[0]["time"] <= t + 1e-9:
                 f = faults.pop(0)
-                health = thruster_faults(health, f)
+                self.health = thruster_faults(self.health, f)
+                flight.set_health(self.health)
                 rec.manifest["events"].append({"t": t, "event": "thruster fault", **f})
-                if not np.any(health.delivered_thrust(health.sigma_max) > off_level(health)):
+                if not np.any(
+                    self.health.delivered_thrust(self.health.sigma_max) > off_level(self.health)
+                ):
                     rec.manifest["events"].append({"t": t, "event": _NO_THRUSTER})
-            # ---- flight software
-            meas = self.flight.measure(q, v, t)
-            c = self.flight.tick(t, meas, health)
-            nav = self.flight.nav
-            nav_err = nav.error if nav is not None else (np.zeros(3), np.zeros(3))
-            law, tel = c.law, c.telemetry
+            # ---- a chunk: up to the next checkpoint, fault, or the chunk limit
+            k1 = min(N + 1, (k // every + 1) * every + 1, k + span)
+            if faults:
+                k1 = min(k1, max(k + 1, math.ceil((faults[0]["time"] - 1e-9) / period)))
+            self._chunk(rec, k, k1, rng)
+            bar.update(self.t)
+            k = k1
+            if (k - 1) % every == 0 and 0 < k - 1 < N:
+                checkpoint()
+
+    def _idle_commands(self):
+        """The commands the plant holds before the first tick decides any (with a
+        computation delay): no torque, thrusters off."""
+        S, K = self.S, self.K
+        off = off_level(self.sy.thrusters) if S else np.zeros(0)
+        return Commands(np.zeros(self.sy.plant.nv), np.zeros(S), np.zeros(S), off.copy(),
+                        np.zeros(K), np.zeros(K))  # fmt: skip
+
+    def _tables(self, k0, k1, rng):
+        """Per tick of ``k0 .. k1 - 1``: the end-effector and base references (pose,
+        twist, acceleration: (m, 20)) and the disturbance wrench on the base (m, 6)."""
+        sy, dist, m = self.sy, self.cfg["disturbance"], k1 - k0
+        times = np.arange(k0, k1) * self.period
+        arm_ref = np.concatenate(sample_trajectory(sy.trajectory, times), axis=1)
+        b = sy.base_reference
+        if callable(b):
+            base_ref = np.concatenate(sample_trajectory(b, times), axis=1)
+        else:
+            base_ref = np.tile(np.r_[b.pose, b.twist, b.acc], (m, 1))
+        d6 = np.tile(np.r_[dist["force"], dist["torque"]], (m, 1))
+        if dist["force_noise_std"] > 0 or dist["torque_noise_std"] > 0:
+            for r in range(m):  # one tick after the other: the same draws in any chunking
+                d6[r] += np.r_[
+                    rng.normal(0, dist["force_noise_std"], 3),
+                    rng.normal(0, dist["torque_noise_std"], 3),
+                ]
+        return np.ascontiguousarray(arm_ref), np.ascontiguousarray(base_ref), d6
+
+    def _chunk(self, rec, k0, k1, rng):
+        """Ticks ``k0 .. k1 - 1``: simulate, then append their series to ``rec``."""
+        sy, fl = self.sy, self.flight
+        arm_ref, base_ref, d6 = self._tables(k0, k1, rng)
+        R = record_arrays(k1 - k0, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W)
+        done, error = 0, None
+        try:
+            if fl.compiled:
+                done, error = self._compiled(k0, k1, arm_ref, base_ref, d6, R)
+            else:
+                done = self._python(k0, k1, arm_ref, base_ref, d6, R)
+        finally:  # what was computed is kept, also on Ctrl-C or an error
+            if done:
+                rec.add_rows(done, **self._series(R, done, arm_ref, base_ref))
+        if error is not None:
+            raise error
+
+    def _compiled(self, k0, k1, arm_ref, base_ref, d6, R):
+        """The chunk in one compiled call; ``(rows recorded, error or None)``."""
+        sy, fl, pl = self.sy, self.flight, self.plant
+        ints, reals = sy.plant.packed
+        law = fl.law
+        out = np.zeros(3, dtype=np.int64)
+        loop.closed_loop(
+            ints, reals, sy.plant.gravity, pl.inputs, pl.params, pl.mem,
+            law.arm.kernel_params(), law.arm.seed, law.base.kernel_params(), law.feedforward,
+            fl.params, fl.state, fl.index, arm_ref, base_ref, d6, self.q, self.v,
+            self.period, pl.dt, pl.steps, pl.valves, pl.valve_carry, pl.tail_level,
+            self.cfg["control"]["computation_delay"], self.held, k0, k1, self.n_ticks,
+            self.law_work, fl.work, R, out,
+        )  # fmt: skip
+        status, k = int(out[0]), int(out[1])
+        self.t = k * self.period
+        if status == loop.OK:
+            return k1 - k0, None
+        if status in (loop.WRENCH_NONFINITE, loop.TORQUE_NONFINITE):
+            what = "base wrench" if status == loop.WRENCH_NONFINITE else "arm torque"
+            return k - k0, IntegrationError(f"the {what} turned non-finite at t = {self.t:.6g} s")
+        t_fail = self.t + int(out[2]) * pl.dt
+        if status == loop.SINGULAR:
+            return k - k0 + 1, IntegrationError(
+                f"mass matrix not positive-definite at t = {t_fail:.6g} s"
+            )
+        return k - k0 + 1, IntegrationError(f"state turned non-finite at t = {t_fail:.6g} s")
+
+    def _python(self, k0, k1, arm_ref, base_ref, d6, R):
+        """The chunk tick by tick in Python (a user's controllers, sensors); returns the
+        rows recorded (the last one's tick reached ``self.t``)."""
+        sy, fl, pl, info = self.sy, self.flight, self.plant, self.sy.arm_info
+        delay = self.cfg["control"]["computation_delay"]
+        held = self.held
+        done = 0
+        for r in range(k1 - k0):
+            k = k0 + r
+            t = self.t = k * self.period
+            q, v = self.q, self.v
+            R.limited[r] = pl.mem > 0.0  # what the plant clipped in the last period
+            pl.mem[:] = 0.0
+            meas = fl.measure(q, v, t)
+            c = fl.tick(t, meas, self.health)
+            law = c.law
             _finite(t, base_wrench=law.wrench, arm_torque=law.arm_tau)
-            # ---- disturbance
-            d6 = np.r_[dist["force"], dist["torque"]]
-            if dist["force_noise_std"] > 0 or dist["torque_noise_std"] > 0:
-                d6 = (
-                    d6
-                    + np.r_[
-                        rng.normal(0, dist["force_noise_std"], 3),
-                        rng.normal(0, dist["torque_noise_std"], 3),
-                    ]
-                )
-            # ---- record (state at t and the commands held over [t, t + period))
-            ref = tel["arm_reference"]
             e_ee = getattr(law.arm_command, "task_error", None)
             if e_ee is None:
+                ref = c.telemetry["arm_reference"]
                 e_ee = pose_error(
                     frame_pose(sy.controller_model, _at_base(meas.state.q), info.ee_frame),
                     ref.pose,
                 )
-            ee_pos = translation_from_dq(dq_mul(ref.pose, e_ee.dq))  # q^_BE = q^_BD o e^
-            ref_pos = translation_from_dq(ref.pose)
-            base_ref = tel["base_reference"]
-            att = 2.0 * dq_log(dq_mul(dq_conj(base_ref.pose), q[:8]))[:3]
-            vq = v[arm_v]
-            saturated = (np.abs(law.arm_tau) >= tau_lim) | (np.abs(vq) >= rate_lim)
-            limited = self.plant.saturation()  # what the plant clipped in the last period
-            delivered = self.plant.delivered_thrust(c) if self.S else np.zeros(0)
-            rec.add(
-                t=t,
-                q=q,
-                v=v,
-                base_pos_err=translation_from_dq(q[:8]) - translation_from_dq(base_ref.pose),
-                base_att_err=att,
-                base_twist=v[:6],
-                ee_pos=ee_pos,
-                ee_ref=ref_pos,
-                ee_err=ee_pos - ref_pos,
-                ee_att_err=e_ee.angle,
-                arm_q=q[arm_q],
-                arm_tau=np.clip(law.arm_tau, -tau_lim, tau_lim),
-                arm_saturated=saturated,
-                wrench_cmd=law.wrench,
-                wrench_ff=law.feedforward,
-                arm_reaction=law.reaction,
-                wrench_thr=tel["w_thr"],
-                wrench_thr_true=(
-                    sy.thruster_H_true @ delivered if sy.thrusters is not None else np.zeros(6)
-                ),
-                thrust_cmd=tel["sigma"],
-                thrust_impulse=tel["mean"] * period,
-                thrust_impulse_true=delivered * period,
-                thrust_saturated=(
-                    tel["sigma"] >= sy.thrusters.sigma_max * (1.0 - 1e-9) if self.S else np.zeros(0)
-                ),
-                gimbal_limited=limited["gimbal"],
-                vscmg_spin_limited=limited["vscmg_wheel"],
-                rw_limited=limited["rw"],
-                thrust_on=c.n_on * self.plant.dt,
-                alloc_status=tel["alloc_code"],
-                vscmg_torque_cmd=tel["tau_v"],
-                vscmg_torque_err=tel["steer_err"],
-                gimbal=meas.gimbal,
-                gimbal_rate=meas.gimbal_rate,
-                gimbal_rate_cmd=c.gimbal_rate_cmd,
-                wheel_speed=meas.vscmg_wheel_speed,
-                wheel_accel_cmd=c.wheel_accel_cmd,
-                det_GGt=tel["det_G"],
-                det_CCt=tel["det_C"],
-                rw_speed=meas.wheel_speed,
-                rw_torque_cmd=tel["rw_torque_cmd"],
-                rw_torque_err=tel["rw_torque_err"],
-                dump_torque=tel["dump_torque"],
-                nav_att_err=nav_err[0],
-                nav_pos_err=nav_err[1],
-            )
-            bar.update(t)
-            if tick == self.n_ticks:
+            w = self.law_work
+            _fill_law_work(w, law, e_ee)
+            record_tick(
+                R, r, t, q, v, w, fl.work, _f(meas.gimbal), _f(meas.gimbal_rate),
+                _f(meas.vscmg_wheel_speed), _f(meas.wheel_speed),
+            )  # fmt: skip
+            if fl.nav is not None:
+                R.nav_att_err[r], R.nav_pos_err[r] = fl.nav.error
+            done = r + 1
+            now = Commands(c.tau_hold, c.n_on, c.on_level, c.off_level, c.gimbal_rate_cmd,
+                           c.wheel_accel_cmd)  # fmt: skip
+            held = held if delay else now
+            last = k == self.n_ticks
+            R.delivered[r] = pl.apply(t, *held, d6[r], commit=not last)
+            if last:
                 break
-            if tick % every == 0 and tick:
-                checkpoint()
-            # ---- plant: integrate over the period with the commands held
-            q, v = self.plant.advance(q, v, t, c, d6)
+            if delay:  # this tick's commands apply from the next tick
+                self.held = held = Commands(*(np.array(x) for x in now))
+            self.q, self.v = pl.integrate(q, v, t)
+        return done
+
+    def _series(self, R, m, arm_ref, base_ref):
+        """The recorded series (:func:`_series`) of the first m rows of a chunk."""
+        sy, info = self.sy, self.sy.arm_info
+        n = info.n
+        q, v = R.q[:m], R.v[:m]
+        apose, bpose = arm_ref[:m, :8], base_ref[:m, :8]
+        ee_pos = translation_from_dq(dq_mul(apose, R.ee_dq[:m]))  # q^_BE = q^_BD o e^
+        ref_pos = translation_from_dq(apose)
+        arm_tau, vq = R.arm_tau[:m], v[:, 6 : 6 + n]
+        tau_lim, rate_lim = info.torque_limit, info.rate_limit
+        H_true = sy.thruster_H_true if sy.thrusters is not None else np.zeros((6, 0))
+        smax = sy.thrusters.sigma_max if sy.thrusters is not None else np.zeros(0)
+        limited = self.plant.devices(R.limited[:m] > 0.0)
+        return dict(
+            t=R.t[:m],
+            q=q,
+            v=v,
+            base_pos_err=translation_from_dq(q[:, :8]) - translation_from_dq(bpose),
+            base_att_err=2.0 * dq_log(dq_mul(dq_conj(bpose), q[:, :8]))[:, :3],
+            base_twist=v[:, :6],
+            ee_pos=ee_pos,
+            ee_ref=ref_pos,
+            ee_err=ee_pos - ref_pos,
+            ee_att_err=2.0 * np.linalg.norm(R.ee_log[:m, :3], axis=-1),
+            arm_q=q[:, 8 : 8 + n],
+            arm_tau=np.clip(arm_tau, -tau_lim, tau_lim),
+            arm_saturated=(np.abs(arm_tau) >= tau_lim) | (np.abs(vq) >= rate_lim),
+            wrench_cmd=R.wrench[:m],
+            wrench_ff=R.feedforward[:m],
+            arm_reaction=R.reaction[:m],
+            wrench_thr=R.w_thr[:m],
+            wrench_thr_true=np.einsum("rs,ks->kr", H_true, R.delivered[:m]),
+            thrust_cmd=R.sigma[:m],
+            thrust_impulse=R.mean[:m] * self.period,
+            thrust_impulse_true=R.delivered[:m] * self.period,
+            thrust_saturated=R.sigma[:m] >= smax * (1.0 - 1e-9),
+            gimbal_limited=limited["gimbal"],
+            vscmg_spin_limited=limited["vscmg_wheel"],
+            rw_limited=limited["rw"],
+            thrust_on=R.n_on[:m] * self.plant.dt,
+            alloc_status=R.alloc_info[:m, 0],
+            vscmg_torque_cmd=R.tau_v[:m],
+            vscmg_torque_err=R.steer_err[:m],
+            gimbal=R.gimbal[:m],
+            gimbal_rate=R.gimbal_rate[:m],
+            gimbal_rate_cmd=R.gimbal_rate_cmd[:m],
+            wheel_speed=R.vscmg_speed[:m],
+            wheel_accel_cmd=R.wheel_accel_cmd[:m],
+            det_GGt=R.steer_info[:m, 1],
+            det_CCt=R.steer_info[:m, 2],
+            rw_speed=R.rw_speed[:m],
+            rw_torque_cmd=R.rw_cmd[:m],
+            rw_torque_err=R.rw_err[:m],
+            dump_torque=R.dump[:m],
+            nav_att_err=R.nav_att_err[:m],
+            nav_pos_err=R.nav_pos_err[:m],
+        )
+
+
+#: [s] simulated time of one compiled call at most (progress and Ctrl-C between calls)
+_CHUNK_SECONDS = 1.0
+
+
+def _f(x):
+    return np.ascontiguousarray(x, dtype=float)
+
+
+_IK_CODE = {s: i for i, s in enumerate((IKStatus.CONVERGED, IKStatus.STALLED,
+                                         IKStatus.MAX_ITERATIONS))}  # fmt: skip
+
+
+def _fill_law_work(w, law, e_ee):
+    """What :func:`~dqspace.scenarios._loop.record_tick` reads of a Python tick's law, into
+    the ``LawWork`` ``w``."""
+    w.wrench[:] = law.wrench
+    w.feedforward[:] = law.feedforward
+    w.reaction[:] = law.reaction
+    w.tau[:] = law.arm_tau
+    w.ee_dq[:] = e_ee.dq
+    w.ee_log[:] = e_ee.log
+    ik = getattr(law.arm_command, "ik", None)
+    w.ik_info[:] = (0.0, 0.0) if ik is None else (_IK_CODE[ik.status], ik.iterations)
 
 
 def _at_base(q):

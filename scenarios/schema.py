@@ -48,6 +48,12 @@ SCHEMA = {
                 **_POS,
                 doc="open-loop runs: output rate (closed loop records every tick)",
             ),
+            "computation_delay": F(
+                "bool",
+                False,
+                doc="true: a tick's commands apply from the next tick (one control period of "
+                "computation delay); false: at once",
+            ),
         }
     ),
     "base": Section(

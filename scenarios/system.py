@@ -56,6 +56,7 @@ from ..control import (
     Lemniscate,
     PDGains,
     PoseReference,
+    sample_trajectory,
     solve_ik,
 )
 from ..dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
@@ -184,9 +185,16 @@ class TimeWarp:
         return tau0 + (s - T if T > 0.0 else s), 1.0, 0.0
 
     def __call__(self, t):
-        tau, r, dr = self.clock(float(t))
-        ref = self.traj(tau)
-        return PoseReference(ref.pose, ref.twist * r, ref.acc * r * r + ref.twist * dr)
+        P, T, A = self.sample(np.array([float(t)]))
+        return PoseReference(P[0], T[0], A[0])
+
+    def sample(self, times):
+        """``(poses, twists, accs)`` at the times (m,) [s] (vectorised :meth:`clock`)."""
+        t = np.asarray(times, dtype=float).reshape(-1)
+        clock = np.array([self.clock(float(x)) for x in t]).reshape(-1, 3)
+        tau, r, dr = clock[:, 0], clock[:, 1:2], clock[:, 2:3]
+        P, T, A = sample_trajectory(self.traj, tau)
+        return P, T * r, A * r * r + T * dr
 
 
 # ------------------------------------------------------------------ parts
