@@ -737,6 +737,7 @@ class _ClosedLoop:
         self.rows = self.n_ticks + 1
         self.spec = _series(sy, self.K, self.S, self.W)
         self.law_work = law_work(sy.arm_info.n)
+        self._kernel = None
         self.t = 0.0
 
     def simulate(self, rec, checkpoint, bar):
@@ -805,7 +806,10 @@ class _ClosedLoop:
         """Ticks ``k0 .. k1 - 1``: simulate, then append their series to ``rec``."""
         sy, fl = self.sy, self.flight
         arm_ref, base_ref, d6 = self._tables(k0, k1, rng)
-        R = record_arrays(k1 - k0, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W)
+        R = record_arrays(
+            k1 - k0, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
+            len(self.plant.mem),
+        )  # fmt: skip
         done, error = 0, None
         try:
             if fl.compiled:
@@ -824,7 +828,7 @@ class _ClosedLoop:
         ints, reals = sy.plant.packed
         law = fl.law
         out = np.zeros(3, dtype=np.int64)
-        loop.closed_loop(
+        args = (
             ints, reals, sy.plant.gravity, pl.inputs, pl.params, pl.mem,
             law.arm.kernel_params(), law.arm.seed, law.base.kernel_params(), law.feedforward,
             fl.params, fl.state, fl.index, arm_ref, base_ref, d6, self.q, self.v,
@@ -832,6 +836,9 @@ class _ClosedLoop:
             self.cfg["control"]["computation_delay"], self.held, k0, k1, self.n_ticks,
             self.law_work, fl.work, R, out,
         )  # fmt: skip
+        if self._kernel is None:  # typed once a run (the arguments keep their types)
+            self._kernel = loop.closed_loop.dispatcher(*args)
+        self._kernel(*args)
         status, k = int(out[0]), int(out[1])
         self.t = k * self.period
         if status == loop.OK:
