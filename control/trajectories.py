@@ -187,7 +187,7 @@ def quintic_time_scaling(tau: float) -> tuple[float, float, float]:
 #: Default constant orientation of the lemniscate reference, ``Ry(-60 deg)``: the
 #: tool axis (z) points back over the base and 30 deg up, ``(-cos 30, 0, sin 30)``
 #: in the base frame.  The paper does not give one; the curve passes 0.30 m from
-#: the iiwa's shoulder, and with |theta_4| <= 120 deg the wrist centre cannot come
+#: the iiwa's shoulder, and with ``|theta_4| <= 120`` deg the wrist centre cannot come
 #: closer than 0.41 m to it, so the tool must point roughly back toward the
 #: shoulder (within ~35 deg of -x) for the whole curve to be reachable within the
 #: joint limits (``docs/control.md``).

@@ -174,7 +174,7 @@ def dq_inv(a: ArrayLike) -> NDArray[np.float64]:
 
 
 def dq_norm(a: ArrayLike) -> NDArray[np.float64]:
-    """Dual-number norm ``|a| = |p| + eps (p . q)/|p|``; (..., 8) -> (..., 2) ``[real, dual]``."""
+    """Dual-number norm ``|a| = |p| + eps dot(p, q)/|p|``; (..., 8) -> (..., 2) ``[real, dual]``."""
     return u.dq_norm(check_dq(a, "a"), u.S2)
 
 
@@ -188,7 +188,7 @@ def dq_normalize(a: ArrayLike) -> NDArray[np.float64]:
 
 
 def dq_unit_error(a: ArrayLike) -> NDArray[np.float64]:
-    """``max(| |q_r| - 1 |, |q_r . q_d|)`` per dual quaternion; (..., 8) -> (...)."""
+    """``max(| |q_r| - 1 |, |dot(q_r, q_d)|)`` per dual quaternion; (..., 8) -> (...)."""
     a = as_float_array(a, "a", (8,))
     n = np.linalg.norm(a[..., :4], axis=-1)
     d = np.einsum("...i,...i->...", a[..., :4], a[..., 4:])

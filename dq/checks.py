@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-#: Largest accepted distance from the unit manifold, ``max(| |q_r| - 1 |, |q_r . q_d|)``.
+#: Largest accepted distance from the unit manifold, ``max(| |q_r| - 1 |, |dot(q_r, q_d)|)``.
 #: Inputs further away raise; :func:`dqspace.dq.dq_normalize` projects them back.
 UNIT_TOL = 1e-6
 

@@ -60,9 +60,9 @@ class TuneResult:
         search stopped on ``max_batches`` (``best`` is then the best point found so far,
         not an optimum: raise ``max_batches`` or ``min_step``, or start closer)
     step : float, the poll factor at the end (below ``min_step`` if converged)
-    reason : str, why the search stopped, in words (``"poll step x1.19 below min_step
-        x1.2"`` or ``"max_batches = 5 reached with the poll step still x2 (min_step x1.2);
-        the last batch still lowered the objective"``)
+    reason : str, why the search stopped, in words
+        (``"poll step x1.19 below min_step x1.2"`` or ``"max_batches = 5 reached with the
+        poll step still x2 (min_step x1.2); the last batch still lowered the objective"``)
     """
 
     best: dict

@@ -110,9 +110,12 @@ ROT, TRANS, TWIST, ALPHA, ACC = (
 )
 # rnea
 WRENCH = RNEA_WS.wrench
+#: Columns of a workspace for :func:`~dqspace.multibody.kernels.rnea` and the kinematics,
+#: ``(nb + 1, RNEA_WIDTH)``.
 RNEA_WIDTH = RNEA_WS.width
 # crba
 C_MASS, C_FIRST_MOMENT, C_INERTIA = CRBA_WS.c_mass, CRBA_WS.c_first_moment, CRBA_WS.c_inertia
+#: Columns of a workspace for :func:`~dqspace.multibody.kernels.crba`, ``(nb, CRBA_WIDTH)``.
 CRBA_WIDTH = CRBA_WS.width
 # articulated body
 BIAS, U_MAT, U_VEC, D_INV, ART_INERTIA = (
