@@ -172,8 +172,8 @@ def _closed_loop(
     state (:func:`~dqspace.scenarios._inputs.apply_commands`; the state advances);
     ``held`` (:data:`Commands`) the commands the plant holds (with
     ``delay``, last tick's until this tick's are decided); ``last`` the final tick, recorded
-    without a plant step after it; ``out`` (3,) int64 receives (status, tick reached,
-    dynamics steps done in that tick's period)."""
+    without a plant step after it; ``out`` (4,) int64 receives the status, the rows
+    recorded, the dynamics steps done in the failing period and the tick reached."""
     nq, nv = q.shape[0], v.shape[0]
     K, W = ix.gimbal_q.shape[0], ix.rw_v.shape[0]
     gimbal, gimbal_rate, vscmg_speed = np.empty(K), np.empty(K), np.empty(K)
@@ -186,7 +186,7 @@ def _closed_loop(
     out[0] = OK
     for k in range(k0, k1):
         r = k - k0  # the chunk's row: references, disturbance and record
-        out[1] = k
+        out[3] = k
         t = k * period
         for i in range(mem.shape[0]):  # what the plant clipped in the last period
             rec.limited[r, i] = 1.0 if mem[i] > 0.0 else 0.0
@@ -215,6 +215,7 @@ def _closed_loop(
         demand_kernel(P, st, law.wrench, rw_speed, act)
         actuation_kernel(P, st, t, law.wrench, gimbal, vscmg_speed, rw_speed, base_rate, True, act)
         record_tick(rec, r, t, q, v, law, act, gimbal, gimbal_rate, vscmg_speed, rw_speed)
+        out[1] = r + 1
         # ---- plant: the commands held over the period
         plant_commands(ix, law, act, fresh if delay else held)
         apply_commands(
@@ -240,7 +241,7 @@ def _closed_loop(
             return
         q[:] = Q[0]
         v[:] = V[0]
-    out[1] = k1
+    out[3] = k1 - 1
 
 
 #: :func:`_closed_loop` compiled with its plant callback typed as numba's ``FunctionType``

@@ -745,9 +745,10 @@ class _ClosedLoop:
         rec.manifest["system"] = sy.description
         rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
         faults = sorted(cfg["faults"], key=lambda f: f["time"])
-        every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
-        span = max(1, int(round(_CHUNK_SECONDS / period)))  # ticks per compiled call at most
         flight, N = self.flight, self.n_ticks
+        every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
+        # ticks per compiled call at most: 1 s simulated, and a tenth of the run (progress)
+        span = max(1, min(int(round(_CHUNK_SECONDS / period)), math.ceil(N / 10)))
         self.q, self.v = sy.q0.copy(), sy.v0.copy()
         self.held = self._idle_commands()
         self.health = sy.thrusters
@@ -764,8 +765,11 @@ class _ClosedLoop:
                     self.health.delivered_thrust(self.health.sigma_max) > off_level(self.health)
                 ):
                     rec.manifest["events"].append({"t": t, "event": _NO_THRUSTER})
-            # ---- a chunk: up to the next checkpoint, fault, or the chunk limit
-            k1 = min(N + 1, (k // every + 1) * every + 1, k + span)
+            # ---- a chunk: up to the next checkpoint, fault, or progress report (after
+            # every tick c > 0 a multiple of `every`, and every tick a multiple of `span`)
+            c = max(every, math.ceil(k / every) * every)
+            p = max(span, math.ceil(k / span) * span)
+            k1 = min(N + 1, c + 1, p + 1)
             if faults:
                 k1 = min(k1, max(k + 1, math.ceil((faults[0]["time"] - 1e-9) / period)))
             self._chunk(rec, k, k1, rng)
@@ -810,24 +814,27 @@ class _ClosedLoop:
             k1 - k0, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
             len(self.plant.mem),
         )  # fmt: skip
-        done, error = 0, None
+        # (status, rows recorded, dynamics steps done at a failure, tick reached)
+        out = np.zeros(4, dtype=np.int64)
+        error = None
         try:
             if fl.compiled:
-                done, error = self._compiled(k0, k1, arm_ref, base_ref, d6, R)
+                error = self._compiled(k0, k1, arm_ref, base_ref, d6, R, out)
             else:
-                done = self._python(k0, k1, arm_ref, base_ref, d6, R)
+                self._python(k0, k1, arm_ref, base_ref, d6, R, out)
         finally:  # what was computed is kept, also on Ctrl-C or an error
+            done = int(out[1])
             if done:
                 rec.add_rows(done, **self._series(R, done, arm_ref, base_ref))
         if error is not None:
             raise error
 
-    def _compiled(self, k0, k1, arm_ref, base_ref, d6, R):
-        """The chunk in one compiled call; ``(rows recorded, error or None)``."""
+    def _compiled(self, k0, k1, arm_ref, base_ref, d6, R, out):
+        """The chunk in one compiled call (:func:`~dqspace.scenarios._loop.closed_loop`);
+        returns the error that stopped it, or None."""
         sy, fl, pl = self.sy, self.flight, self.plant
         ints, reals = sy.plant.packed
         law = fl.law
-        out = np.zeros(3, dtype=np.int64)
         args = (
             ints, reals, sy.plant.gravity, pl.inputs, pl.params, pl.mem,
             law.arm.kernel_params(), law.arm.seed, law.base.kernel_params(), law.feedforward,
@@ -839,27 +846,25 @@ class _ClosedLoop:
         if self._kernel is None:  # typed once a run (the arguments keep their types)
             self._kernel = loop.closed_loop.dispatcher(*args)
         self._kernel(*args)
-        status, k = int(out[0]), int(out[1])
-        self.t = k * self.period
+        status = int(out[0])
+        self.t = int(out[3]) * self.period
         if status == loop.OK:
-            return k1 - k0, None
+            return None
         if status in (loop.WRENCH_NONFINITE, loop.TORQUE_NONFINITE):
             what = "base wrench" if status == loop.WRENCH_NONFINITE else "arm torque"
-            return k - k0, IntegrationError(f"the {what} turned non-finite at t = {self.t:.6g} s")
+            return IntegrationError(f"the {what} turned non-finite at t = {self.t:.6g} s")
         t_fail = self.t + int(out[2]) * pl.dt
         if status == loop.SINGULAR:
-            return k - k0 + 1, IntegrationError(
-                f"mass matrix not positive-definite at t = {t_fail:.6g} s"
-            )
-        return k - k0 + 1, IntegrationError(f"state turned non-finite at t = {t_fail:.6g} s")
+            return IntegrationError(f"mass matrix not positive-definite at t = {t_fail:.6g} s")
+        return IntegrationError(f"state turned non-finite at t = {t_fail:.6g} s")
 
-    def _python(self, k0, k1, arm_ref, base_ref, d6, R):
-        """The chunk tick by tick in Python (a user's controllers, sensors); returns the
-        rows recorded (the last one's tick reached ``self.t``)."""
+    def _python(self, k0, k1, arm_ref, base_ref, d6, R, out):
+        """The chunk tick by tick in Python (a user's controllers, sensors), with ``out``
+        as :meth:`_compiled` fills it (the rows recorded; the last tick reached is
+        ``self.t``)."""
         sy, fl, pl, info = self.sy, self.flight, self.plant, self.sy.arm_info
         delay = self.cfg["control"]["computation_delay"]
         held = self.held
-        done = 0
         for r in range(k1 - k0):
             k = k0 + r
             t = self.t = k * self.period
@@ -885,7 +890,7 @@ class _ClosedLoop:
             )  # fmt: skip
             if fl.nav is not None:
                 R.nav_att_err[r], R.nav_pos_err[r] = fl.nav.error
-            done = r + 1
+            out[1] = r + 1
             now = Commands(c.tau_hold, c.n_on, c.on_level, c.off_level, c.gimbal_rate_cmd,
                            c.wheel_accel_cmd)  # fmt: skip
             held = held if delay else now
@@ -896,7 +901,6 @@ class _ClosedLoop:
             if delay:  # this tick's commands apply from the next tick
                 self.held = held = Commands(*(np.array(x) for x in now))
             self.q, self.v = pl.integrate(q, v, t)
-        return done
 
     def _series(self, R, m, arm_ref, base_ref):
         """The recorded series (:func:`_series`) of the first m rows of a chunk."""

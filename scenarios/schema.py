@@ -289,6 +289,14 @@ SCHEMA = {
                 "bool", True, doc="carry each period's impulse error into the next (delta-sigma)"
             ),
             "allocator": F("choice", "fast", choices=("fast", "cvxpy")),
+            "weights": F(
+                "vec",
+                [],
+                "-",
+                empty=True,
+                doc="cost weight of each thruster in the allocation (min sum w_i sigma_i, P49); "
+                "empty: all 1 (the paper's)",
+            ),
             "mode": F("choice", "force", choices=("force", "wrench")),
             "misalignment_deg": F(
                 "float",

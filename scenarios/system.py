@@ -610,7 +610,14 @@ def build_system(cfg) -> System:
     tc = cfg["thrusters"]
     thrusters = _thrusters(cfg)
     if thrusters is not None:
-        allocator = Allocator(thrusters, mode=tc["mode"], method=tc["allocator"])
+        w = tc["weights"]
+        if w and len(w) != thrusters.n:
+            raise ScenarioError(
+                f"thrusters.weights has {len(w)} entries but there are {thrusters.n} thrusters"
+            )
+        allocator = Allocator(
+            thrusters, mode=tc["mode"], method=tc["allocator"], weights=w if w else None
+        )
         if tc["pwm"]:
             modulator = PulseModulator(
                 thrusters,

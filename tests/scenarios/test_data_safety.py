@@ -367,6 +367,26 @@ def _fail_at(n, exc=None, action=None, name="simulate_compiled", module=None):
     return patched
 
 
+def _chunk_fail_at(n, exc=None, action=None):
+    """The compiled closed loop's chunk (``_ClosedLoop._compiled``) that, on its n-th call,
+    runs, then runs ``action`` and raises ``exc``: a signal arriving while compiled code
+    ran (Python sees it when the chunk returns)."""
+    real = runner_mod._ClosedLoop._compiled
+    calls = {"n": 0}
+
+    def patched(self, *a, **k):
+        calls["n"] += 1
+        out = real(self, *a, **k)
+        if calls["n"] == n:
+            if action is not None:
+                action()
+            if exc is not None:
+                raise exc
+        return out
+
+    return patched
+
+
 def test_a_rerun_keeps_the_previous_complete_result_until_it_completes(tmp_path, monkeypatch):
     first = run(sk("scenario.duration=0.3"), out=tmp_path, progress=False)
     during = {}
@@ -375,8 +395,9 @@ def test_a_rerun_keeps_the_previous_complete_result_until_it_completes(tmp_path,
         during["latest"] = Results.load(tmp_path)
         during["partial"] = Results.load(tmp_path, which="partial")
 
+    # chunks of ticks 0-10, 11-20, ... (a checkpoint after each): Ctrl-C in the 5th
     monkeypatch.setattr(
-        flight_mod, "simulate_compiled", _fail_at(50, KeyboardInterrupt, look, module=flight_mod)
+        runner_mod._ClosedLoop, "_compiled", _chunk_fail_at(5, KeyboardInterrupt, look)
     )
     sc = sk("scenario.duration=2.0", "outputs.checkpoint_every=0.1")
     with pytest.raises(RunInterrupted) as exc:
@@ -385,9 +406,10 @@ def test_a_rerun_keeps_the_previous_complete_result_until_it_completes(tmp_path,
     assert during["latest"].status == "complete"
     assert_same(during["latest"], first)
     assert during["partial"].status == "running" and len(during["partial"].t) == 41
-    # after: the partial result is the latest, the complete one is kept in previous/
+    # after: the partial result is the latest (the 5th chunk's rows kept), the complete one
+    # is kept in previous/
     back = Results.load(tmp_path)
-    assert back.status == "interrupted" and len(back.t) == 50 and exc.value.path == tmp_path
+    assert back.status == "interrupted" and len(back.t) == 51 and exc.value.path == tmp_path
     assert_same(Results.load(tmp_path, which="complete"), first)
     assert_same(Results.load(tmp_path / "previous"), first)
     assert not (tmp_path / ".partial").exists()
@@ -410,15 +432,39 @@ def test_ctrl_c_in_an_open_loop_run_keeps_its_partial_result(tmp_path, monkeypat
 
 def test_sigterm_is_handled_like_ctrl_c_and_the_old_handler_restored(tmp_path, monkeypatch):
     before = signal.getsignal(signal.SIGTERM)
-    term = _fail_at(30, action=lambda: os.kill(os.getpid(), signal.SIGTERM), module=flight_mod)
-    monkeypatch.setattr(flight_mod, "simulate_compiled", term)
+    term = _chunk_fail_at(3, action=lambda: os.kill(os.getpid(), signal.SIGTERM))
+    monkeypatch.setattr(runner_mod._ClosedLoop, "_compiled", term)
     with pytest.raises(RunInterrupted) as exc:
-        run(sk("scenario.duration=1.0"), out=tmp_path, progress=False)
+        run(
+            sk("scenario.duration=1.0", "outputs.checkpoint_every=0.1"),
+            out=tmp_path,
+            progress=False,
+        )
     assert exc.value.reason == "SIGTERM"
     back = Results.load(tmp_path)
     assert back.status == "interrupted" and "SIGTERM" in back.manifest["message"]
-    assert len(back.t) == 30
+    assert len(back.t) == 31  # three chunks: ticks 0-10, 11-20, 21-30
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_sigterm_in_the_python_loop_stops_at_the_tick(tmp_path, monkeypatch):
+    # a user's controller class: the runner's Python loop, interrupted between two ticks
+    import sys
+    import types
+
+    from dqspace.control import BaseController
+
+    mod = types.ModuleType("my_gnc_safety")
+    mod.Base = type("Base", (BaseController,), {})
+    monkeypatch.setitem(sys.modules, "my_gnc_safety", mod)
+    term = _fail_at(30, action=lambda: os.kill(os.getpid(), signal.SIGTERM), module=flight_mod)
+    monkeypatch.setattr(flight_mod, "simulate_compiled", term)
+    sc = sk("scenario.duration=1.0", "base_controller.law=my_gnc_safety:Base")
+    with pytest.raises(RunInterrupted) as exc:
+        run(sc, out=tmp_path, progress=False)
+    assert exc.value.reason == "SIGTERM"
+    back = Results.load(tmp_path)
+    assert back.status == "interrupted" and len(back.t) == 30
 
 
 def test_a_divergence_fails_the_run_keeping_its_partial_and_the_previous_result(tmp_path):

@@ -105,7 +105,42 @@ def test_an_infeasible_demand_saturates_without_crashing():
 
 
 def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
-    real = flight_mod.simulate_compiled  # the plant's integrator
+    from dqspace.scenarios import runner as runner_mod
+
+    real = runner_mod._ClosedLoop._compiled  # one compiled chunk of ticks
+    calls = {"n": 0}
+
+    def interrupt_in_3rd(self, *a, **k):  # Ctrl-C while the 3rd chunk runs
+        calls["n"] += 1
+        out = real(self, *a, **k)
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return out
+
+    sc = load_scenario("station-keeping", ["scenario.duration=2.0", "outputs.checkpoint_every=0.2"])
+    full = run(sc, progress=False)
+    monkeypatch.setattr(runner_mod._ClosedLoop, "_compiled", interrupt_in_3rd)
+    with pytest.raises(RunInterrupted) as exc:
+        run(sc, out=tmp_path, progress=False)
+    assert exc.value.results.status == "interrupted"
+    back = Results.load(tmp_path)
+    assert back.status == "interrupted"
+    # chunks of ticks 0-20, 21-40, 41-60: what the 3rd computed is kept
+    assert len(back.t) == 61 and back.t[-1] == pytest.approx(0.60)
+    assert np.array_equal(back["q"], exc.value.results["q"])
+    assert np.array_equal(back["q"], full["q"][:61])
+
+
+def test_ctrl_c_in_the_python_loop_keeps_the_partial_results(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    from dqspace.control import BaseController
+
+    mod = types.ModuleType("my_gnc_sk")
+    mod.Base = type("Base", (BaseController,), {})  # a user's class: the Python loop
+    monkeypatch.setitem(sys.modules, "my_gnc_sk", mod)
+    real = flight_mod.simulate_compiled  # the plant's integrator, once a tick
     calls = {"n": 0}
 
     def interrupt_at_60(*a, **k):
@@ -115,10 +150,13 @@ def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
         return real(*a, **k)
 
     monkeypatch.setattr(flight_mod, "simulate_compiled", interrupt_at_60)
-    sc = load_scenario("station-keeping", ["scenario.duration=2.0", "outputs.checkpoint_every=0.2"])
+    ov = [
+        "scenario.duration=2.0",
+        "outputs.checkpoint_every=0.2",
+        "base_controller.law=my_gnc_sk:Base",
+    ]
     with pytest.raises(RunInterrupted) as exc:
-        run(sc, out=tmp_path, progress=False)
-    assert exc.value.results.status == "interrupted"
+        run(load_scenario("station-keeping", ov), out=tmp_path, progress=False)
     back = Results.load(tmp_path)
     assert back.status == "interrupted"
     assert len(back.t) == 60 and back.t[-1] == pytest.approx(0.59)
