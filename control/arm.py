@@ -36,11 +36,11 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq.kernels import dq_mul, dv_frame_change
-from ..multibody import Model, check_configuration, frame_pose
+from ..multibody import Model, frame_pose
 from ..multibody.kernels import body_motions, crba, frame_jacobian, poses, rnea
 from ..multibody.kinematics import frame_target
 from .ik import _STATUS, LIMIT_TOL, IKResult, _limits, arm_coordinates, ik_kernel, right_inverse
-from .pd import State
+from .pd import State, checked_state
 from .pose_error import PoseError, pose_error_kernel
 from .trajectories import JointReference, PoseReference
 
@@ -137,17 +137,7 @@ class JointComputedTorque:
         self.kp, self.kd = (np.ascontiguousarray(g, dtype=float) for g in gains.resolved(self.n))
 
     def _state(self, state):
-        m = self.model
-        q = np.asarray(state.q, float)
-        v = np.asarray(state.v, float)
-        if q.shape != (m.nq,) or v.shape != (m.nv,):
-            raise ValueError(
-                f"state must have q ({m.nq},) and v ({m.nv},), got {q.shape} and {v.shape}"
-            )
-        q = check_configuration(m, q, "state.q")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"state.v must be finite, got {v}")
-        return q, np.ascontiguousarray(v)
+        return checked_state(self.model, state)
 
     def acceleration(
         self, state: State, reference: JointReference

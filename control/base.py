@@ -32,9 +32,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..dq import swap
 from ..dq.kernels import dv_frame_change
-from ..multibody import Model, check_configuration
+from ..multibody import Model
 from ..multibody.kernels import rnea
-from .pd import PDGains, State, dual_pd_kernel
+from .pd import PDGains, State, checked_state, dual_pd_kernel
 from .pose_error import PoseError, pose_error_kernel
 from .trajectories import PoseReference
 
@@ -117,17 +117,7 @@ class BaseController:
         )
 
     def _state(self, state):
-        m = self.model
-        q = np.asarray(state.q, float)
-        v = np.asarray(state.v, float)
-        if q.shape != (m.nq,) or v.shape != (m.nv,):
-            raise ValueError(
-                f"state must have q ({m.nq},) and v ({m.nv},), got {q.shape} and {v.shape}"
-            )
-        q = check_configuration(m, q, "state.q")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"state.v must be finite, got {v}")
-        return q, np.ascontiguousarray(v)
+        return checked_state(self.model, state)
 
     def _arm_acc(self, arm_acc):
         a = np.ascontiguousarray(arm_acc, dtype=float)

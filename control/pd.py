@@ -193,6 +193,24 @@ def dual_pd_kernel(kp_rot, kp_trans, kd_rot, kd_trans, e_log, e_twist, wrench):
         wrench[j] = -(kp_trans[j] * e_log[3 + j] + kd_trans[j] * e_twist[3 + j])
 
 
+def checked_state(model, state: State) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(q, v)`` of ``state`` for the kernels of a controller on ``model``: shapes
+    ``(nq,)``, ``(nv,)``, a valid configuration (unit base pose), a finite velocity;
+    ValueError naming what is wrong."""
+    from ..multibody import check_configuration
+
+    q = np.asarray(state.q, float)
+    v = np.asarray(state.v, float)
+    if q.shape != (model.nq,) or v.shape != (model.nv,):
+        raise ValueError(
+            f"state must have q ({model.nq},) and v ({model.nv},), got {q.shape} and {v.shape}"
+        )
+    q = check_configuration(model, q, "state.q")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"state.v must be finite, got {v}")
+    return q, np.ascontiguousarray(v)
+
+
 def _root_state(state):
     q = np.asarray(state.q, float)
     v = np.asarray(state.v, float)

@@ -157,7 +157,9 @@ class ConstantPose:
     def __call__(self, t: float) -> PoseReference:
         return PoseReference(self.pose)
 
-    def sample(self, times):
+    def sample(
+        self, times: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """``(poses, twists, accs)`` at the times (m,) (see :func:`sample_trajectory`)."""
         m = np.asarray(times, dtype=float).reshape(-1).shape[0]
         return np.tile(self.pose, (m, 1)), np.zeros((m, 6)), np.zeros((m, 6))
@@ -259,7 +261,9 @@ class Lemniscate:
         """:class:`PoseReference` at time t [s]: constant orientation, body-frame twist."""
         return _first(self.sample(np.array([float(t)])))
 
-    def sample(self, times):
+    def sample(
+        self, times: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """``(poses, twists, accs)`` at the times (m,) (see :func:`sample_trajectory`)."""
         t = np.asarray(times, dtype=float).reshape(-1)
         R = rotation_matrix_from_quat(self.orientation)
@@ -316,7 +320,9 @@ class ScrewMotion:
         """:class:`PoseReference` at time t [s]."""
         return _first(self.sample(np.array([float(t)])))
 
-    def sample(self, times):
+    def sample(
+        self, times: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """``(poses, twists, accs)`` at the times (m,) (see :func:`sample_trajectory`)."""
         t = np.asarray(times, dtype=float).reshape(-1)
         s, ds, dds = quintic_time_scaling((t - self.t0) / self.duration)

@@ -19,6 +19,6 @@ The toolkit is five packages, each importable on its own (dependencies point one
 wrenches, the swap) are in ``docs/conventions.md`` of the source distribution.
 """
 
-__version__ = "0.2.0.dev0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__"]

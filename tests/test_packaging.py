@@ -64,6 +64,21 @@ def test_version_is_defined_once_and_printed_by_the_cli():
     assert "numba " in out and "numpy " in out
 
 
+def test_the_changelog_has_release_notes_for_the_version():
+    import re
+
+    import dqspace
+
+    text = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] — (\d{4}-\d\d-\d\d)$", text, re.M)
+    assert releases, "no release heading '## [x.y.z] — yyyy-mm-dd'"
+    # the newest release (first after [Unreleased]) is the package's version, non-dev
+    assert releases[0][0] == dqspace.__version__
+    section = text.split(f"## [{releases[0][0]}]")[1].split("\n## [")[0]
+    for part in ("### Added", "### Changed", "### Fixed"):
+        assert part in section, part
+
+
 def test_installed_under_the_dqspace_namespace_only():
     import dqspace.dq
 
