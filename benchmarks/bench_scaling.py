@@ -11,8 +11,8 @@ plant) and the real-time factor:
   n = 7, 14, 28, 56 revolute joints (1 m long in all, alternating +-90 deg twists, links of
   10/n kg), holding its end-effector where it starts;
 * **devices**: the paper's system (the iiwa on the lemniscate) with S = 12, 24, 48
-  thrusters (the paper's layout repeated, each copy moved 1 cm) and K = 4, 8, 16 VSCMGs (a
-  ring of pyramid-like units).
+  thrusters (the paper's layout repeated, each copy 3.3 % nearer the centre) and K = 4, 8,
+  16 VSCMGs (a ring of pyramid-like units).
 
 The plot (``--plot``) draws both tables.
 """
@@ -72,9 +72,8 @@ def _thrusters(S):
     for copy in range(S // base.n):
         for th in base.thrusters:
             p = np.asarray(th.position) * (1.0 - 0.033 * copy)
-            rows.append(
-                f"[[thruster]]\nposition = {p.tolist()}\ndirection = {list(th.direction)}\n"
-            )
+            d = np.asarray(th.direction)
+            rows.append(f"[[thruster]]\nposition = {p.tolist()}\ndirection = {d.tolist()}\n")
     return '[thrusters]\nlayout = "table"\n' + "\n".join(rows)
 
 
@@ -138,6 +137,7 @@ def main():
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
 
         fig, ax = plt.subplots(1, 2, figsize=(9, 3.6), constrained_layout=True)
         n = [j[0] for j in joints]
@@ -146,21 +146,33 @@ def main():
                      label="proportional to n")  # fmt: skip
         ax[0].set(xlabel="arm joints n", ylabel="tick cost [µs]", title="joints (DH arm)")
         ax[0].set_xticks(n, [str(x) for x in n])
+        lo, hi = min(j[2] for j in joints) * 1e6, joints[0][2] * 1e6 * n[-1] / n[0]
+        yt = [
+            y
+            for y in (50, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000, 3000)
+            if lo / 1.5 <= y <= hi * 1.5
+        ]
+        ax[0].set_yticks(yt, [str(y) for y in yt])
         ax[0].legend(loc="upper left")
         S = [d for d in devices if d[1] == 4]
         K = [d for d in devices if d[0] == 12]
-        ax[1].plot(
-            [d[0] for d in S], [d[3] * 1e6 for d in S], "s-", color="k", label="thrusters S (K = 4)"
-        )
-        ax[1].plot([4 * d[1] for d in K], [d[3] * 1e6 for d in K], "^--", color="0.4",
-                   label="VSCMGs K (S = 12), at 4K")  # fmt: skip
-        ax[1].set(xlabel="devices (S, or 4 K)", ylabel="tick cost [µs]",
+        ax[1].semilogx([d[0] for d in S], [d[3] * 1e6 for d in S], "s-", color="k",
+                       label="thrusters S (4 VSCMGs)")  # fmt: skip
+        ax[1].semilogx([d[1] for d in K], [d[3] * 1e6 for d in K], "^--", color="0.4",
+                       label="VSCMGs K (12 thrusters)")  # fmt: skip
+        ticks = sorted({d[0] for d in S} | {d[1] for d in K})
+        ax[1].set_xticks(ticks, [str(x) for x in ticks])
+        ax[1].set(xlabel="devices (S or K)", ylabel="tick cost [µs]",
                   title="devices (the paper's system)")  # fmt: skip
         ax[1].set_ylim(bottom=0)
         ax[1].legend(loc="lower right")
         for x in ax:
             x.grid(True, which="both", alpha=0.3)
-            x.yaxis.get_major_formatter().set_useOffset(False)
+            x.xaxis.set_minor_formatter(NullFormatter())
+            x.yaxis.set_minor_formatter(NullFormatter())
+            f = ScalarFormatter()
+            f.set_useOffset(False)
+            x.yaxis.set_major_formatter(f)
         fig.suptitle(f"closed-loop tick cost (100 Hz), {T:g} s runs; load {os.getloadavg()[0]:.1f}")
         fig.savefig(a.plot, dpi=130)
         print(f"\nwrote {a.plot}")
