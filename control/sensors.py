@@ -188,13 +188,14 @@ class _Sampled:
             raise ValueError("rng must be a numpy.random.Generator (seeded by the caller)")
         self.rng = rng
         self.schedule = schedule(self.period, self.latency, m)
-        self._last = None
+        self._last, self._seen = None, 0
 
-    def _newest(self, n, value):
-        """What ``measure`` returns after a kernel delivered n samples: the newest sample
-        delivered (the same object until a newer one arrives), or None before the first."""
-        if n > 0:
-            self._last = value(self.schedule.last.copy())
+    def _newest(self, value):
+        """What ``measure`` returns: the newest sample delivered (the same object until a
+        newer one arrives), or None before the first."""
+        seen = int(self.schedule.delivered[0])
+        if seen != self._seen:
+            self._last, self._seen = value(self.schedule.last.copy()), seen
         return self._last
 
 
@@ -248,8 +249,8 @@ class StarTracker(_Sampled):
 
     def measure(self, t: float, q_IB: ArrayLike) -> NDArray[np.float64] | None:
         q = np.ascontiguousarray(q_IB, dtype=float)
-        n = star_tracker_kernel(self.params, self.schedule, self.rng, float(t), q)
-        return self._newest(n, lambda x: x)
+        star_tracker_kernel(self.params, self.schedule, self.rng, float(t), q)
+        return self._newest(lambda x: x)
 
 
 # ------------------------------------------------------------------ gyro
@@ -378,8 +379,8 @@ class Gyro(_Sampled):
 
     def measure(self, t: float, w_true: ArrayLike) -> NDArray[np.float64] | None:
         w = np.ascontiguousarray(w_true, dtype=float)
-        n = gyro_kernel(self.params, self.state, self.rng, float(t), w)
-        return self._newest(n, lambda x: x)
+        gyro_kernel(self.params, self.state, self.rng, float(t), w)
+        return self._newest(lambda x: x)
 
 
 # ------------------------------------------------------------------ relative navigation
@@ -434,8 +435,8 @@ class RelativeNavigation(_Sampled):
         self, t: float, r: ArrayLike, v: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
         r, v = np.ascontiguousarray(r, dtype=float), np.ascontiguousarray(v, dtype=float)
-        n = relative_navigation_kernel(self.params, self.schedule, self.rng, float(t), r, v)
-        return self._newest(n, lambda x: (x[:3], x[3:]))
+        relative_navigation_kernel(self.params, self.schedule, self.rng, float(t), r, v)
+        return self._newest(lambda x: (x[:3], x[3:]))
 
 
 # ------------------------------------------------------------------ encoders, tachometers
