@@ -176,11 +176,13 @@ def navigation_kernel(p, s, ix, t, q, v, out):
 
 
 @njit(cache=True)
-def commanded_force_kernel(p, s, f_B):
+def commanded_force_kernel(mass, pose, f_B, accel):
     """The force ``f_B`` (3,) [N] the tick plans on the base (base axes: the thrusters' mean
     force plus the arm's planned reaction) as the next prediction's inertial acceleration
-    ``s.accel = R(q^) f_B / mass`` [m/s^2] (after :func:`navigation_kernel`)."""
+    ``accel = R(q^) f_B / mass`` (3,) [m/s^2]; ``mass`` [kg] (``NavigationParams.mass``),
+    ``pose`` (8,) the estimated base pose and ``accel`` the planned acceleration of the
+    :data:`NavigationState` (after :func:`navigation_kernel`)."""
     R = np.empty((3, 3))
-    q_to_rotation_matrix(s.pose[:4], R)
+    q_to_rotation_matrix(pose[:4], R)
     for i in range(3):
-        s.accel[i] = (R[i, 0] * f_B[0] + R[i, 1] * f_B[1] + R[i, 2] * f_B[2]) / p.mass
+        accel[i] = (R[i, 0] * f_B[0] + R[i, 1] * f_B[1] + R[i, 2] * f_B[2]) / mass

@@ -244,7 +244,7 @@ def _closed_loop(
         if sensing:  # the force planned on the base: the next prediction's
             for j in range(3):
                 f_B[j] = act.w_thr[j] + law.reaction[j]
-            commanded_force_kernel(NP, NS, f_B)
+            commanded_force_kernel(NP.mass, NS.pose, f_B, NS.accel)
         record_tick(rec, r, t, q, v, law, act, m.gimbal, m.gimbal_rate, m.vscmg_speed, m.rw_speed)
         rec.nav_att_err[r] = m.att_err
         rec.nav_pos_err[r] = m.pos_err

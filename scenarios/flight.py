@@ -441,7 +441,7 @@ class Navigation:
         """The force on the base this tick plans (thrusters' mean force plus the arm's planned
         reaction, base axes) [N]: the next prediction's acceleration
         (:func:`~dqspace.control.navigation_tick.commanded_force_kernel`)."""
-        self._call(commanded_force_kernel, self.params, self.state, _f64(f_B))
+        commanded_force_kernel(self.mass, self.state.pose, _f64(f_B), self.state.accel)
 
     def estimate(self, t, q, v) -> Measurement:
         """The measurement at the tick ``t`` [s] from the plant's true ``(q, v)``
