@@ -150,9 +150,7 @@ def navigation_kernel(p, s, ix, t, q, v, out):
         out.v[j] = out.base_rate[j]
         out.v[3 + j] = R[0, j] * x[3] + R[1, j] * x[4] + R[2, j] * x[5]
     out.v[6:] = v[6:nv_c]
-    encoder_kernel(
-        p.joint_rate_quantum, p.joint_rate_noise, s.joint_rate_rng, out.v[6:], out.v[6:]
-    )
+    encoder_kernel(p.joint_rate_quantum, p.joint_rate_noise, s.joint_rate_rng, out.v[6:], out.v[6:])
     conj = np.empty(4)
     e = np.empty(4)
     conj[0] = q_hat[0]

@@ -146,8 +146,8 @@ def schedule(period: float, latency: float, m: int) -> Schedule:
     ``latency`` [s] later; its ring holds the samples in flight (at most ``latency /
     period + 2``, as the kernels deliver after every sample they take)."""
     C = int(latency / period) + 3
-    one = lambda: np.zeros(1, dtype=np.int64)  # noqa: E731
-    return Schedule(one(), one(), one(), np.zeros(C), np.zeros((C, m)), np.zeros(m), one())
+    k, head, count, delivered = (np.zeros(1, dtype=np.int64) for _ in range(4))
+    return Schedule(k, head, count, np.zeros(C), np.zeros((C, m)), np.zeros(m), delivered)
 
 
 @njit(cache=True)

@@ -203,10 +203,10 @@ def _closed_loop(
     dynamics steps done in that tick's period)."""
     nq, nv = q.shape[0], v.shape[0]
     K, W = ix.gimbal_q.shape[0], ix.rw_v.shape[0]
-    m = Estimate(
+    m = Estimate(  # the measurement
         np.zeros(ix.nq_c), np.zeros(ix.nv_c), np.zeros(K), np.zeros(K), np.zeros(K),
         np.zeros(W), np.zeros(3), np.zeros(3), np.zeros(3),
-    )  # fmt: skip  (the measurement)
+    )  # fmt: skip
     f_B = np.empty(3)
     Q, V = np.empty((1, nq)), np.empty((1, nv))
     fresh = Commands(

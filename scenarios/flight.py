@@ -422,15 +422,7 @@ class Navigation:
         )  # fmt: skip
         self.out = estimate_arrays(fsw.nq_c, fsw.nv_c, fsw.K, fsw.W)
         self.error = (np.zeros(3), np.zeros(3))  # attitude [rad], position [m] estimate errors
-        self._entry = {}
-
-    def _call(self, kernel, *args):
-        """``kernel(*args)`` through its compiled entry point for these argument types, typed
-        once (typing the named tuples costs some 0.3 ms a call; the types never change)."""
-        entry = self._entry.get(kernel)
-        if entry is None:
-            entry = self._entry[kernel] = kernel.compile(tuple(typeof(a) for a in args))
-        entry(*args)
+        self._kernel = None  # navigation_kernel's entry point for these argument types
 
     @property
     def accel(self) -> NDArray[np.float64]:
@@ -447,8 +439,10 @@ class Navigation:
         """The measurement at the tick ``t`` [s] from the plant's true ``(q, v)``
         (:func:`~dqspace.control.navigation_tick.navigation_kernel`); sets :attr:`error`."""
         o = self.out
-        self._call(navigation_kernel, self.params, self.state, self.fsw.index, float(t), _f64(q),
-                   _f64(v), o)  # fmt: skip
+        args = (self.params, self.state, self.fsw.index, float(t), _f64(q), _f64(v), o)
+        if self._kernel is None:  # typed once: typing the named tuples costs 0.3 ms a call
+            self._kernel = navigation_kernel.compile(tuple(typeof(a) for a in args))
+        self._kernel(*args)
         self.error = (o.att_err.copy(), o.pos_err.copy())
         return Measurement(
             State(o.q.copy(), o.v.copy()), o.gimbal.copy(), o.gimbal_rate.copy(),

@@ -125,8 +125,15 @@ def _gyro_series(params, state, rng, dt, w, out):
 
 
 def test_the_gyro_kernel_called_from_compiled_code_gives_what_the_class_gives():
-    kw = dict(rate=50.0, arw=1e-3, rrw=1e-4, initial_bias=(1e-3, 0.0, -1e-3),
-              scale_factor_ppm=200.0, bias_instability=1e-4, bias_instability_band=(0.5, 50.0))  # fmt: skip
+    kw = dict(
+        rate=50.0,
+        arw=1e-3,
+        rrw=1e-4,
+        initial_bias=(1e-3, 0.0, -1e-3),
+        scale_factor_ppm=200.0,
+        bias_instability=1e-4,
+        bias_instability_band=(0.5, 50.0),
+    )
     a, b = Gyro(np.random.default_rng(9), **kw), Gyro(np.random.default_rng(9), **kw)
     w = np.array([0.01, -0.02, 0.03])
     out = np.empty((300, 3))
