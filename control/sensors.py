@@ -34,17 +34,34 @@ process has the Allan variance ``q^2 f(tau / T_i)``, ``f(x) = (2x - 3 + 4 e^-x -
 and ``integral f(x) / x dx = 2 ln 2``, so a bank with ``ln r`` between neighbours sums to
 ``(2 ln 2 / pi) B^2`` (ripple below 1e-4 for ``r = sqrt(10)``; the bank reaching a factor 30
 below and 10 above the band, the variance is at most 3 % short inside it).
+
+Compiled kernels (the one implementation; the classes are their checked wrappers and
+other compiled code, e.g. :func:`~dqspace.control.navigation_tick.navigation_kernel`, calls
+them directly).  Each draws from the ``numpy.random.Generator`` it is passed (numba runs
+NumPy's own algorithms on the generator's bit generator, so a kernel draws exactly the
+numbers the NumPy calls would, and the generator's state advances as theirs would).
+Kernels trust their inputs (float64, C-contiguous; validated by the classes).
+
+* :func:`star_tracker_kernel`, :func:`gyro_kernel`, :func:`relative_navigation_kernel`
+  ``(params, state, rng, t, truth...) -> int``: take the samples due by ``t`` [s] (with
+  the truth given), deliver those due; return how many samples this call delivered (the
+  newest in ``state.last``, or ``state.schedule.last`` for the gyro).  ``params`` a
+  :data:`StarTrackerParams`, :data:`GyroParams`, :data:`RelativeNavigationParams`;
+  ``state`` a :data:`Schedule` (a :data:`GyroState` for the gyro).
+* :func:`encoder_kernel` ``(quantum, noise, rng, x, out)``: quantised, noisy ``x`` (n,)
+  into ``out`` (n,) (may be ``x``): joint encoders and tachometers.
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import namedtuple
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq import quat_exp, quat_mul
+from ..dq.kernels import q_exp, q_mul
 
 __all__ = [
     "StarTracker",
@@ -57,6 +74,16 @@ __all__ = [
     "rrw_from_deg_per_hour_root_hour",
     "bias_instability_from_deg_per_hour",
     "ALLAN_FLICKER_FLOOR",
+    "Schedule",
+    "schedule",
+    "StarTrackerParams",
+    "GyroParams",
+    "GyroState",
+    "RelativeNavigationParams",
+    "star_tracker_kernel",
+    "gyro_kernel",
+    "relative_navigation_kernel",
+    "encoder_kernel",
 ]
 
 #: the Allan deviation of flicker rate noise over the bias instability B:
@@ -64,6 +91,8 @@ __all__ = [
 ALLAN_FLICKER_FLOOR = math.sqrt(2.0 * math.log(2.0) / math.pi)
 #: ratio of neighbouring correlation times of the Gauss-Markov bank
 _GM_RATIO = math.sqrt(10.0)
+#: [s] a sample (or a delivery) is due at t when its time is at most t + _DUE
+_DUE = 1e-12
 
 #: one arcsecond [rad]
 ARCSEC = math.pi / (180.0 * 3600.0)
@@ -102,33 +131,105 @@ def _non_negative(x, name, n=None):
     return a
 
 
-class _Sampled:
-    """Sampling schedule and latency buffer shared by the sensors."""
+# ------------------------------------------------------------------ sampling schedule
 
-    def __init__(self, rate, latency, rng):
+#: A sampled sensor's schedule and latency buffer (:func:`schedule` makes one): ``next``
+#: (1,) int64 the index k of the next sample (taken at ``k period``); a ring of the samples
+#: taken and not yet delivered: ``head``, ``count`` (1,) int64, ``due`` (C,) [s] their
+#: delivery times, ``values`` (C, m) the samples; ``last`` (m,) the newest sample delivered
+#: and ``delivered`` (1,) int64 how many have been (0: none yet, ``last`` meaningless).
+Schedule = namedtuple("Schedule", ["next", "head", "count", "due", "values", "last", "delivered"])
+
+
+def schedule(period: float, latency: float, m: int) -> Schedule:
+    """A fresh :data:`Schedule` of samples of m values every ``period`` [s] delivered
+    ``latency`` [s] later; its ring holds the samples in flight (at most ``latency /
+    period + 2``, as the kernels deliver after every sample they take)."""
+    C = int(latency / period) + 3
+    k, head, count, delivered = (np.zeros(1, dtype=np.int64) for _ in range(4))
+    return Schedule(k, head, count, np.zeros(C), np.zeros((C, m)), np.zeros(m), delivered)
+
+
+@njit(cache=True)
+def _deliver(s, t):
+    """Deliver the samples of the :data:`Schedule` s due by t [s] (into ``s.last``); how many."""
+    C = s.due.shape[0]
+    n = 0
+    while s.count[0] > 0 and s.due[s.head[0]] <= t + _DUE:
+        s.last[:] = s.values[s.head[0]]
+        s.head[0] = (s.head[0] + 1) % C
+        s.count[0] -= 1
+        n += 1
+    s.delivered[0] += n
+    return n
+
+
+@njit(cache=True)
+def _take(s, period, latency, t):
+    """The ring row of the next sample if it is due by t [s] (its delivery time written, the
+    caller writes its value), else -1."""
+    tk = s.next[0] * period
+    if tk > t + _DUE:
+        return -1
+    i = (s.head[0] + s.count[0]) % s.due.shape[0]
+    s.due[i] = tk + latency
+    s.count[0] += 1
+    s.next[0] += 1
+    return i
+
+
+class _Sampled:
+    """Sampling schedule and latency buffer shared by the sensors (:data:`Schedule`)."""
+
+    def __init__(self, rate, latency, rng, m):
         self.period = 1.0 / _positive(rate, "rate [Hz]")
         self.latency = float(_non_negative(latency, "latency [s]"))
         if not isinstance(rng, np.random.Generator):
             raise ValueError("rng must be a numpy.random.Generator (seeded by the caller)")
         self.rng = rng
-        self._k = 0  # next sample index
-        self._queue = deque()  # (delivery time, value)
-        self._last = None
+        self.schedule = schedule(self.period, self.latency, m)
+        self._last, self._seen = None, 0
 
-    def _step(self, t, sample):
-        """Take the samples due by t (``sample(t_k)`` makes one), deliver those due."""
-        while self._k * self.period <= t + 1e-12:
-            tk = self._k * self.period
-            self._queue.append((tk + self.latency, sample(tk)))
-            self._k += 1
-        while self._queue and self._queue[0][0] <= t + 1e-12:
-            self._last = self._queue.popleft()[1]
+    def _newest(self, value):
+        """What ``measure`` returns: the newest sample delivered (the same object until a
+        newer one arrives), or None before the first."""
+        seen = int(self.schedule.delivered[0])
+        if seen != self._seen:
+            self._last, self._seen = value(self.schedule.last.copy()), seen
         return self._last
+
+
+# ------------------------------------------------------------------ star tracker
+
+#: :func:`star_tracker_kernel`'s parameters: ``period``, ``latency`` [s], ``noise`` (3,)
+#: 1 sigma per body axis [rad], ``bias`` (3,) [rad].
+StarTrackerParams = namedtuple("StarTrackerParams", ["period", "latency", "noise", "bias"])
+
+
+@njit(cache=True)
+def star_tracker_kernel(p, s, rng, t, q_IB):
+    """The star tracker at ``t`` [s] (:class:`StarTracker`): every sample due is
+    ``q_IB o exp(1/2 (bias + noise n))``, ``n ~ N(0, I3)`` (three draws), with the attitude
+    ``q_IB`` (4,) given; ``p`` a :data:`StarTrackerParams`, ``s`` a :data:`Schedule` (m = 4).
+    Returns the number of samples delivered (the newest in ``s.last``)."""
+    n = _deliver(s, t)
+    half = np.empty(3)
+    dq = np.empty(4)
+    i = _take(s, p.period, p.latency, t)
+    while i >= 0:
+        for j in range(3):
+            half[j] = 0.5 * (p.bias[j] + p.noise[j] * rng.standard_normal())
+        q_exp(half, dq)
+        q_mul(q_IB, dq, s.values[i])
+        n += _deliver(s, t)
+        i = _take(s, p.period, p.latency, t)
+    return n
 
 
 class StarTracker(_Sampled):
     """Attitude ``q_IB`` measured with a small rotation error in the body frame:
-    ``q_meas = q_IB o exp(1/2 (bias + n))``, ``n ~ N(0, diag(noise^2))`` [rad]."""
+    ``q_meas = q_IB o exp(1/2 (bias + n))``, ``n ~ N(0, diag(noise^2))`` [rad]
+    (:func:`star_tracker_kernel`)."""
 
     def __init__(
         self,
@@ -139,26 +240,70 @@ class StarTracker(_Sampled):
         bias_arcsec: ArrayLike = (0.0, 0.0, 0.0),
         latency: float = 0.0,
     ) -> None:
-        super().__init__(rate, latency, rng)
+        super().__init__(rate, latency, rng, 4)
         self.noise = _non_negative(noise_arcsec, "noise_arcsec", 3) * ARCSEC
         self.bias = np.asarray(bias_arcsec, dtype=float) * ARCSEC
         if self.bias.shape != (3,) or not np.all(np.isfinite(self.bias)):
             raise ValueError(f"bias_arcsec must be a finite (3,), got {bias_arcsec!r}")
+        self.params = StarTrackerParams(self.period, self.latency, self.noise, self.bias)
 
     def measure(self, t: float, q_IB: ArrayLike) -> NDArray[np.float64] | None:
-        q = np.asarray(q_IB, dtype=float)
+        q = np.ascontiguousarray(q_IB, dtype=float)
+        star_tracker_kernel(self.params, self.schedule, self.rng, float(t), q)
+        return self._newest(lambda x: x)
 
-        def sample(tk):
-            e = self.bias + self.noise * self.rng.standard_normal(3)
-            return quat_mul(q, quat_exp(0.5 * e))
 
-        return self._step(t, sample)
+# ------------------------------------------------------------------ gyro
+
+#: :func:`gyro_kernel`'s parameters: ``period``, ``latency`` [s], ``scale`` the scale-factor
+#: error [-], ``arw`` [rad/sqrt(s)], ``rrw`` [rad/s/sqrt(s)], and the bias-instability bank
+#: (module docstring): ``phi`` (G,) ``exp(-period / T_i)``, ``sigma`` (G,)
+#: ``q sqrt(1 - phi^2)`` [rad/s] (G = 0: no bias instability).
+GyroParams = namedtuple("GyroParams", ["period", "latency", "scale", "arw", "rrw", "phi", "sigma"])
+
+#: What a gyro carries from sample to sample: ``schedule`` (:data:`Schedule`, m = 3),
+#: ``bias`` (3,) the random-walk bias [rad/s], ``flicker`` (G, 3) the Gauss-Markov
+#: processes of the bias instability [rad/s].
+GyroState = namedtuple("GyroState", ["schedule", "bias", "flicker"])
+
+
+@njit(cache=True)
+def gyro_kernel(p, s, rng, t, w_IB_B):
+    """The gyro at ``t`` [s] (:class:`Gyro`, module docstring): every sample due is
+    ``(1 + scale) w + b + arw / sqrt(dt) n_v`` (three draws), then ``b += rrw sqrt(dt) n_u``
+    (three draws), then, with a bias instability, the sum of the Gauss-Markov processes is
+    added and each process steps (3 G draws, row by row); ``w_IB_B`` (3,) [rad/s] the true
+    rate, ``p`` a :data:`GyroParams`, ``s`` a :data:`GyroState`.  Returns the number of
+    samples delivered (the newest in ``s.schedule.last``)."""
+    sch, g = s.schedule, s.flicker
+    G = p.phi.shape[0]
+    sq = math.sqrt(p.period)
+    n = _deliver(sch, t)
+    i = _take(sch, p.period, p.latency, t)
+    while i >= 0:
+        out = sch.values[i]
+        for j in range(3):
+            out[j] = (1.0 + p.scale) * w_IB_B[j] + s.bias[j] + p.arw / sq * rng.standard_normal()
+        for j in range(3):
+            s.bias[j] = s.bias[j] + p.rrw * sq * rng.standard_normal()
+        if G > 0:
+            for j in range(3):
+                total = g[0, j]
+                for k in range(1, G):
+                    total += g[k, j]
+                out[j] = out[j] + total
+            for k in range(G):
+                for j in range(3):
+                    g[k, j] = p.phi[k] * g[k, j] + p.sigma[k] * rng.standard_normal()
+        n += _deliver(sch, t)
+        i = _take(sch, p.period, p.latency, t)
+    return n
 
 
 class Gyro(_Sampled):
     """Body angular rate with angle random walk, a random-walk bias, an optional bias
-    instability and a scale-factor error (module docstring); ``bias`` is the current
-    random-walk bias [rad/s] (the bias instability part apart: ``flicker``).
+    instability and a scale-factor error (module docstring, :func:`gyro_kernel`); ``bias``
+    is the current random-walk bias [rad/s] (the bias instability part apart: ``flicker``).
 
     Parameters
     ----------
@@ -188,13 +333,16 @@ class Gyro(_Sampled):
         bias_instability: float = 0.0,
         bias_instability_band: ArrayLike = (1.0, 1000.0),
     ) -> None:
-        super().__init__(rate, latency, rng)
+        super().__init__(rate, latency, rng, 3)
         self.arw = float(_non_negative(arw, "arw [rad/sqrt(s)]"))
         self.rrw = float(_non_negative(rrw, "rrw [rad/s/sqrt(s)]"))
-        self.bias = np.array(initial_bias, dtype=float)
-        if self.bias.shape != (3,) or not np.all(np.isfinite(self.bias)):
+        bias = np.array(initial_bias, dtype=float)
+        if bias.shape != (3,) or not np.all(np.isfinite(bias)):
             raise ValueError(f"initial_bias must be a finite (3,), got {initial_bias!r}")
-        self.scale = 1e-6 * float(scale_factor_ppm)
+        scale = float(scale_factor_ppm)
+        if not math.isfinite(scale):
+            raise ValueError(f"scale_factor_ppm must be finite, got {scale_factor_ppm!r}")
+        self.scale = 1e-6 * scale
         B = float(_non_negative(bias_instability, "bias_instability [rad/s]"))
         band = np.asarray(bias_instability_band, dtype=float)
         if band.shape != (2,) or not (np.all(np.isfinite(band)) and 0.0 < band[0] < band[1]):
@@ -203,44 +351,69 @@ class Gyro(_Sampled):
                 f"got {bias_instability_band!r}"
             )
         self.bias_instability, self.bias_instability_band = B, band
-        self._gm = None
+        T = np.zeros(0)
+        phi = sigma = np.zeros(0)
+        g = np.zeros((0, 3))
         if B > 0.0:  # the Gauss-Markov bank (module docstring); none drawn when B = 0
             k = np.arange(math.ceil(math.log(300.0 * band[1] / band[0], _GM_RATIO)) + 1)
             T = band[0] / 30.0 * _GM_RATIO**k
             T = T[T >= self.period]
             q = B * math.sqrt(math.log(_GM_RATIO) / math.pi)
-            phi = np.exp(-self.period / T)[:, None]
-            self._gm = (phi, q * np.sqrt(1.0 - phi * phi))
-            self.correlation_times = T
-            self._g = q * self.rng.standard_normal((T.size, 3))  # stationary from the start
+            phi = np.exp(-self.period / T)
+            sigma = q * np.sqrt(1.0 - phi * phi)
+            g = q * self.rng.standard_normal((T.size, 3))  # stationary from the start
+        self.correlation_times = T
+        self.params = GyroParams(self.period, self.latency, self.scale, self.arw, self.rrw,
+                                 phi, sigma)  # fmt: skip
+        self.state = GyroState(self.schedule, bias, g)
+
+    @property
+    def bias(self) -> NDArray[np.float64]:
+        """(3,) the random-walk part of the bias now [rad/s] (a copy)."""
+        return self.state.bias.copy()
 
     @property
     def flicker(self) -> NDArray[np.float64]:
         """(3,) the bias instability part of the bias now [rad/s] (zeros when off)."""
-        return self._g.sum(axis=0) if self._gm is not None else np.zeros(3)
+        return self.state.flicker.sum(axis=0) if self.state.flicker.size else np.zeros(3)
 
     def measure(self, t: float, w_true: ArrayLike) -> NDArray[np.float64] | None:
-        w = np.asarray(w_true, dtype=float)
-        dt = self.period
+        w = np.ascontiguousarray(w_true, dtype=float)
+        gyro_kernel(self.params, self.state, self.rng, float(t), w)
+        return self._newest(lambda x: x)
 
-        def sample(tk):
-            out = (
-                (1.0 + self.scale) * w
-                + self.bias
-                + self.arw / math.sqrt(dt) * (self.rng.standard_normal(3))
-            )
-            self.bias = self.bias + self.rrw * math.sqrt(dt) * self.rng.standard_normal(3)
-            if self._gm is not None:
-                phi, sigma = self._gm
-                out = out + self._g.sum(axis=0)
-                self._g = phi * self._g + sigma * self.rng.standard_normal(self._g.shape)
-            return out
 
-        return self._step(t, sample)
+# ------------------------------------------------------------------ relative navigation
+
+#: :func:`relative_navigation_kernel`'s parameters: ``period``, ``latency`` [s],
+#: ``position_noise`` [m], ``velocity_noise`` [m/s] (1 sigma per axis).
+RelativeNavigationParams = namedtuple(
+    "RelativeNavigationParams", ["period", "latency", "position_noise", "velocity_noise"]
+)
+
+
+@njit(cache=True)
+def relative_navigation_kernel(p, s, rng, t, r, v):
+    """Relative navigation at ``t`` [s] (:class:`RelativeNavigation`): every sample due is
+    ``[r + position_noise n_r, v + velocity_noise n_v]`` (6,) (three draws, then three) with
+    the truth ``r`` [m], ``v`` [m/s] (3,) given; ``p`` a :data:`RelativeNavigationParams`,
+    ``s`` a :data:`Schedule` (m = 6).  Returns the number of samples delivered."""
+    n = _deliver(s, t)
+    i = _take(s, p.period, p.latency, t)
+    while i >= 0:
+        out = s.values[i]
+        for j in range(3):
+            out[j] = r[j] + p.position_noise * rng.standard_normal()
+        for j in range(3):
+            out[3 + j] = v[j] + p.velocity_noise * rng.standard_normal()
+        n += _deliver(s, t)
+        i = _take(s, p.period, p.latency, t)
+    return n
 
 
 class RelativeNavigation(_Sampled):
-    """Base position and velocity (inertial/target frame) with white noise [m, m/s]."""
+    """Base position and velocity (inertial/target frame) with white noise [m, m/s]
+    (:func:`relative_navigation_kernel`)."""
 
     def __init__(
         self,
@@ -251,26 +424,38 @@ class RelativeNavigation(_Sampled):
         velocity_noise: float = 1e-3,
         latency: float = 0.0,
     ) -> None:
-        super().__init__(rate, latency, rng)
+        super().__init__(rate, latency, rng, 6)
         self.position_noise = float(_non_negative(position_noise, "position_noise [m]"))
         self.velocity_noise = float(_non_negative(velocity_noise, "velocity_noise [m/s]"))
+        self.params = RelativeNavigationParams(
+            self.period, self.latency, self.position_noise, self.velocity_noise
+        )
 
     def measure(
         self, t: float, r: ArrayLike, v: ArrayLike
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        r, v = np.asarray(r, dtype=float), np.asarray(v, dtype=float)
+        r, v = np.ascontiguousarray(r, dtype=float), np.ascontiguousarray(v, dtype=float)
+        relative_navigation_kernel(self.params, self.schedule, self.rng, float(t), r, v)
+        return self._newest(lambda x: (x[:3], x[3:]))
 
-        def sample(tk):
-            return (
-                r + self.position_noise * self.rng.standard_normal(3),
-                v + self.velocity_noise * self.rng.standard_normal(3),
-            )
 
-        return self._step(t, sample)
+# ------------------------------------------------------------------ encoders, tachometers
+
+
+@njit(cache=True)
+def encoder_kernel(quantum, noise, rng, x, out):
+    """``out = quantum round((x + noise n) / quantum)`` (n,) (rounding half to even; one
+    draw per entry, in order, only when ``noise`` is not 0); ``out`` may be ``x``."""
+    for i in range(x.shape[0]):
+        y = x[i]
+        if noise != 0.0:
+            y = y + noise * rng.standard_normal()
+        out[i] = quantum * np.round(y / quantum)
 
 
 class JointEncoders:
-    """Joint angles quantised to ``quantum`` [rad] (default 20 bits), after white noise."""
+    """Joint angles quantised to ``quantum`` [rad] (default 20 bits), after white noise
+    (:func:`encoder_kernel`)."""
 
     def __init__(
         self,
@@ -281,13 +466,16 @@ class JointEncoders:
     ) -> None:
         self.quantum = _positive(quantum, "quantum [rad]")
         self.noise = float(_non_negative(noise, "noise [rad]"))
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError("rng must be a numpy.random.Generator (seeded by the caller)")
         self.rng = rng
 
     def measure(self, q: ArrayLike) -> NDArray[np.float64]:
+        """The measurement of ``q`` (any shape; the draws in C order) [rad]."""
         q = np.asarray(q, dtype=float)
-        if self.noise:
-            q = q + self.noise * self.rng.standard_normal(q.shape)
-        return self.quantum * np.round(q / self.quantum)
+        out = np.array(q, dtype=float, order="C").reshape(-1)
+        encoder_kernel(self.quantum, self.noise, self.rng, out, out)
+        return out.reshape(q.shape)
 
 
 class Tachometer(JointEncoders):

@@ -6,17 +6,21 @@ Python.  At every tick k (time ``t = k * period``) it
 1. records the plant state ``(q, v)``;
 2. measures: the controller model's state ``q[:nq_c]``, ``v[:nv_c]``, the gimbal angles and
    rates, the VSCMG wheel speeds, the reaction-wheel speeds and the base rate, all true
-   (perfect knowledge; a run with sensors takes the Python loop);
+   (perfect knowledge, :func:`truth_kernel`), or, with ``sensing``, as the sensors and
+   filters estimate them (:func:`~dqspace.control.navigation_tick.navigation_kernel`);
 3. runs the flight software: the station-keeping law
    (:func:`~dqspace.control.flight_software.station_keeping_kernel`) and the actuator
-   decisions (:func:`~dqspace.control.actuation.actuation_kernel`), recording both;
+   decisions (:func:`~dqspace.control.actuation.actuation_kernel`), recording both (and,
+   with ``sensing``, the estimate errors; the planned force on the base goes to the
+   navigation's next prediction,
+   :func:`~dqspace.control.navigation_tick.commanded_force_kernel`);
 4. integrates the plant over the period with the commands held (with ``delay``, the
    previous tick's commands: one period of computation delay), the plant boundary being
    the compiled callback of :mod:`dqspace.scenarios._inputs`.
 
 It stops early on a non-finite command or a failed integration step and says where
-(``out`` = status, tick).  The Python loop of the runner (a user's controllers, sensors)
-fills the same :data:`Record` with the same kernels, so what follows the loop (the
+(``out`` = status, tick).  The Python loop of the runner (a user's controllers, the cvxpy
+allocator) fills the same :data:`Record` with the same kernels, so what follows the loop (the
 series of the results) is shared.
 """
 
@@ -30,6 +34,7 @@ from numba import njit
 from .._jit import signature_on_first_call
 from ..control.actuation import actuation_kernel, demand_kernel
 from ..control.flight_software import station_keeping_kernel
+from ..control.navigation_tick import Estimate, commanded_force_kernel, navigation_kernel
 from ..multibody.kernels import sim
 from ._inputs import apply_commands
 
@@ -41,6 +46,7 @@ __all__ = [
     "closed_loop",
     "record_tick",
     "plant_commands",
+    "truth_kernel",
     "OK",
     "SINGULAR",
     "NONFINITE",
@@ -153,6 +159,23 @@ def record_tick(rec, k, t, q, v, law, act, gimbal, gimbal_rate, vscmg_speed, rw_
 
 
 @njit(cache=True)
+def truth_kernel(ix, q, v, out):
+    """Perfect knowledge: the plant's true ``q``, ``v`` as the measurement ``out`` (an
+    :data:`~dqspace.control.navigation_tick.Estimate`; its estimate errors left as they
+    are)."""
+    out.q[:] = q[: ix.nq_c]
+    out.v[:] = v[: ix.nv_c]
+    for i in range(ix.gimbal_q.shape[0]):
+        out.gimbal[i] = q[ix.gimbal_q[i]]
+        out.gimbal_rate[i] = v[ix.gimbal_v[i]]
+        out.vscmg_speed[i] = v[ix.wheel_v[i]]
+    for i in range(ix.rw_v.shape[0]):
+        out.rw_speed[i] = v[ix.rw_v[i]]
+    for j in range(3):
+        out.base_rate[j] = v[j]
+
+
+@njit(cache=True)
 def _finite(x):
     for j in range(x.shape[0]):
         if not np.isfinite(x[j]):
@@ -161,11 +184,15 @@ def _finite(x):
 
 
 def _closed_loop(
-    ints, reals, gravity, inputs, params, mem, A, seed, B, feedforward, P, st, ix, arm_ref,
-    base_ref, dist, q, v, period, dt, steps, valves, valve_carry, tail_level, delay, held, k0,
-    k1, last, law, act, rec, out,
+    ints, reals, gravity, inputs, params, mem, A, seed, B, feedforward, P, st, ix, sensing,
+    NP, NS, arm_ref, base_ref, dist, q, v, period, dt, steps, valves, valve_carry, tail_level,
+    delay, held, k0, k1, last, law, act, rec, out,
 ):  # fmt: skip
-    """Ticks ``k0 .. k1 - 1`` (the module docstring), row ``k - k0`` of the chunk's tables
+    """Ticks ``k0 .. k1 - 1`` (the module docstring); ``sensing`` (bool): the measurements
+    are the navigation's (``NP`` its
+    :data:`~dqspace.control.navigation_tick.NavigationParams`, ``NS`` its
+    :data:`~dqspace.control.navigation_tick.NavigationState`, advanced), else the truth
+    (``NP``, ``NS`` unused, of the same types); row ``k - k0`` of the chunk's tables
     ``arm_ref``, ``base_ref`` (m, 20: pose, twist, acceleration), ``dist`` (m, 6) and of
     ``rec`` (:data:`Record`); ``q``, ``v`` (the state at tick k0)
     advance in place; ``valves``, ``valve_carry``, ``tail_level`` the valves' timing and
@@ -176,8 +203,11 @@ def _closed_loop(
     recorded, the dynamics steps done in the failing period and the tick reached."""
     nq, nv = q.shape[0], v.shape[0]
     K, W = ix.gimbal_q.shape[0], ix.rw_v.shape[0]
-    gimbal, gimbal_rate, vscmg_speed = np.empty(K), np.empty(K), np.empty(K)
-    rw_speed, base_rate = np.empty(W), np.empty(3)
+    m = Estimate(  # the measurement
+        np.zeros(ix.nq_c), np.zeros(ix.nv_c), np.zeros(K), np.zeros(K), np.zeros(K),
+        np.zeros(W), np.zeros(3), np.zeros(3), np.zeros(3),
+    )  # fmt: skip
+    f_B = np.empty(3)
     Q, V = np.empty((1, nq)), np.empty((1, nv))
     fresh = Commands(
         np.zeros(nv), np.zeros_like(held.n_on), np.zeros_like(held.on_level),
@@ -191,20 +221,15 @@ def _closed_loop(
         for i in range(mem.shape[0]):  # what the plant clipped in the last period
             rec.limited[r, i] = 1.0 if mem[i] > 0.0 else 0.0
             mem[i] = 0.0
-        # ---- measure (the truth)
-        for i in range(K):
-            gimbal[i] = q[ix.gimbal_q[i]]
-            gimbal_rate[i] = v[ix.gimbal_v[i]]
-            vscmg_speed[i] = v[ix.wheel_v[i]]
-        for i in range(W):
-            rw_speed[i] = v[ix.rw_v[i]]
-        for j in range(3):
-            base_rate[j] = v[j]
+        # ---- measure: the truth, or the navigation's estimates
+        if sensing:
+            navigation_kernel(NP, NS, ix, t, q, v, m)
+        else:
+            truth_kernel(ix, q, v, m)
         # ---- flight software
         station_keeping_kernel(
-            A, seed, B, feedforward, q[: ix.nq_c], v[: ix.nv_c], arm_ref[r, :8],
-            arm_ref[r, 8:14], arm_ref[r, 14:20], base_ref[r, :8], base_ref[r, 8:14],
-            base_ref[r, 14:20], law,
+            A, seed, B, feedforward, m.q, m.v, arm_ref[r, :8], arm_ref[r, 8:14],
+            arm_ref[r, 14:20], base_ref[r, :8], base_ref[r, 8:14], base_ref[r, 14:20], law,
         )  # fmt: skip
         if not _finite(law.wrench):
             out[0] = WRENCH_NONFINITE
@@ -212,9 +237,17 @@ def _closed_loop(
         if not _finite(law.tau):
             out[0] = TORQUE_NONFINITE
             return
-        demand_kernel(P, st, law.wrench, rw_speed, act)
-        actuation_kernel(P, st, t, law.wrench, gimbal, vscmg_speed, rw_speed, base_rate, True, act)
-        record_tick(rec, r, t, q, v, law, act, gimbal, gimbal_rate, vscmg_speed, rw_speed)
+        demand_kernel(P, st, law.wrench, m.rw_speed, act)
+        actuation_kernel(
+            P, st, t, law.wrench, m.gimbal, m.vscmg_speed, m.rw_speed, m.base_rate, True, act
+        )
+        if sensing:  # the force planned on the base: the next prediction's
+            for j in range(3):
+                f_B[j] = act.w_thr[j] + law.reaction[j]
+            commanded_force_kernel(NP.mass, NS.pose, f_B, NS.accel)
+        record_tick(rec, r, t, q, v, law, act, m.gimbal, m.gimbal_rate, m.vscmg_speed, m.rw_speed)
+        rec.nav_att_err[r] = m.att_err
+        rec.nav_pos_err[r] = m.pos_err
         out[1] = r + 1
         # ---- plant: the commands held over the period
         plant_commands(ix, law, act, fresh if delay else held)

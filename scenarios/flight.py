@@ -10,7 +10,8 @@ Each control tick::
   flight_software.StationKeepingLaw`: arm law, base law with the arm-reaction
   feedforward, arm torques) -> thruster allocation and pulse modulation -> VSCMG steering
   -> reaction-wheel distribution and momentum management -> :class:`Commands`.
-  Measurements are the plant's true state today (perfect knowledge).
+  Measurements are the plant's true state (perfect knowledge) or, with ``[sensors]
+  enabled``, the estimates of :class:`Navigation`.
 * :class:`Plant`: the multibody model with the devices as bodies, integrated with compiled
   Lie-group RK4 over the period; the thrusters' pulses (as their valves deliver them), the
   VSCMG servo loops, the joint limiter (arm torque and rate limits; wheel, gimbal and VSCMG
@@ -29,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import typeof
 from numpy.typing import NDArray
 
 from .._jit import compiled
@@ -43,13 +45,14 @@ from ..control.actuation import (
     demand_kernel,
 )
 from ..control.flight_software import LawOutput, StationKeepingLaw
-from ..dq import (
-    dq_from_quat_translation,
-    quat_conj,
-    quat_mul,
-    rotation_matrix_from_dq,
-    translation_from_dq,
+from ..control.navigation_tick import (
+    NavigationParams,
+    NavigationState,
+    commanded_force_kernel,
+    estimate_arrays,
+    navigation_kernel,
 )
+from ..dq import rotation_matrix_from_dq, translation_from_dq
 from ..multibody import simulate_compiled
 from . import _inputs
 from ._loop import PlantIndex
@@ -230,9 +233,9 @@ class FlightSoftware:
 
     @property
     def compiled(self) -> bool:
-        """True when a whole tick runs as compiled code: the built-in controllers, the fast
-        allocator (or no thrusters) and perfect knowledge (no sensors)."""
-        return self.law.compiled and self._fast_allocation and self.nav is None
+        """True when a whole tick runs as compiled code: the built-in controllers and the
+        fast allocator (or no thrusters), with or without sensors."""
+        return self.law.compiled and self._fast_allocation
 
     @property
     def _fast_allocation(self) -> bool:
@@ -333,10 +336,12 @@ class Navigation:
     """Sensors and filters of the flight software (``[sensors]``): gyro (sampled every
     tick) and star tracker into the attitude MEKF, relative navigation into the translation
     filter (predicted with the planned force on the base: thrusters and the arm's reaction),
-    encoders and tachometers for the
-    joints and devices.  Each sensor draws from its own generator, spawned from
-    ``scenario.seed``.  The filters start at the true initial state (after an initial
-    alignment) with the covariance of one star-tracker and one navigation sample."""
+    encoders and tachometers for the joints and devices
+    (:func:`~dqspace.control.navigation_tick.navigation_kernel`, which this wraps; the
+    runner's compiled loop calls it with :attr:`params` and :attr:`state`).  Each sensor
+    draws from its own generator, spawned from ``scenario.seed``.  The filters start at the
+    true initial state (after an initial alignment) with the covariance of one star-tracker
+    and one navigation sample."""
 
     def __init__(self, fsw: FlightSoftware):
         from ..control.navigation import AttitudeMEKF, TranslationKF
@@ -348,6 +353,7 @@ class Navigation:
             StarTracker,
             Tachometer,
             arw_from_deg_per_root_hour,
+            bias_instability_from_deg_per_hour,
             rrw_from_deg_per_hour_root_hour,
         )
 
@@ -362,7 +368,15 @@ class Navigation:
         rrw = rrw_from_deg_per_hour_root_hour(s["gyro_rrw"])
         b0 = rng[0].normal(0.0, np.radians(s["gyro_bias"]) / 3600.0, 3)
         self.dt = fsw.period
-        self.gyro = Gyro(rng[1], rate=1.0 / self.dt, arw=arw, rrw=rrw, initial_bias=b0)
+        self.gyro = Gyro(
+            rng[1],
+            rate=1.0 / self.dt,
+            arw=arw,
+            rrw=rrw,
+            initial_bias=b0,
+            bias_instability=bias_instability_from_deg_per_hour(s["gyro_bias_instability"]),
+            bias_instability_band=s["gyro_bias_instability_band"],
+        )
         st_sigma = np.maximum(np.asarray(s["star_tracker_noise_arcsec"]), 1e-3) * ARCSEC
         self.star = StarTracker(
             rng[2],
@@ -393,58 +407,47 @@ class Navigation:
             velocity_sigma=vn,
         )
         self.mass = float(sy.controller_model.mass[0])  # the base with its devices
-        self.accel = np.zeros(3)
-        self.w_meas = None
-        self._star_last = self._relnav_last = None
+        enc, jt, dt = self.encoders, self.joint_tacho, self.device_tacho
+        #: the kernels' constants (:data:`~dqspace.control.navigation_tick.NavigationParams`)
+        self.params = NavigationParams(
+            self.dt, self.mass, self.star.params, self.gyro.params, self.relnav.params,
+            self.mekf.params, self.tkf.params, enc.quantum, enc.noise, jt.quantum, jt.noise,
+            dt.quantum, dt.noise,
+        )  # fmt: skip
+        #: the sensors', filters' and generators' state (the classes' own arrays)
+        self.state = NavigationState(
+            self.star.schedule, self.gyro.state, self.relnav.schedule, self.mekf.state,
+            self.tkf.state, np.zeros(3), np.zeros(8), self.star.rng, self.gyro.rng,
+            self.relnav.rng, enc.rng, jt.rng, dt.rng,
+        )  # fmt: skip
+        self.out = estimate_arrays(fsw.nq_c, fsw.nv_c, fsw.K, fsw.W)
         self.error = (np.zeros(3), np.zeros(3))  # attitude [rad], position [m] estimate errors
+        self._kernel = None  # navigation_kernel's entry point for these argument types
+
+    @property
+    def accel(self) -> NDArray[np.float64]:
+        """(3,) the acceleration the next prediction plans [m/s^2] (inertial axes)."""
+        return self.state.accel.copy()
 
     def commanded_force(self, f_B):
         """The force on the base this tick plans (thrusters' mean force plus the arm's planned
-        reaction, base axes): the next prediction's acceleration."""
-        R = rotation_matrix_from_dq(self._pose)
-        self.accel = R @ np.asarray(f_B, dtype=float) / self.mass
+        reaction, base axes) [N]: the next prediction's acceleration
+        (:func:`~dqspace.control.navigation_tick.commanded_force_kernel`)."""
+        commanded_force_kernel(self.mass, self.state.pose, _f64(f_B), self.state.accel)
 
     def estimate(self, t, q, v) -> Measurement:
-        fsw, sy = self.fsw, self.fsw.sy
-        if self.w_meas is not None:  # propagate over the last period with its gyro sample
-            self.mekf.propagate(self.w_meas, self.dt)
-            self.tkf.predict(self.accel, self.dt)
-        star = self.star.measure(t, q[:4])
-        if star is not None and star is not self._star_last:
-            self.mekf.update(star)
-            self._star_last = star
-        R_true = rotation_matrix_from_dq(q[:8])
-        nav = self.relnav.measure(t, translation_from_dq(q[:8]), R_true @ v[3:6])
-        if nav is not None and nav is not self._relnav_last:
-            self.tkf.update(nav[0], nav[1])
-            self._relnav_last = nav
-        self.w_meas = self.gyro.measure(t, v[:3])
-        w_hat = self.w_meas - self.mekf.bias
-        q_hat = self.mekf.q
-        if q_hat @ q[:4] < 0:
-            q_hat = -q_hat
-        r_hat, v_hat = self.tkf.x[:3], self.tkf.x[3:]
-        self._pose = dq_from_quat_translation(q_hat, r_hat)
-        R_hat = rotation_matrix_from_dq(self._pose)
-        qs = np.array(q[: fsw.nq_c], dtype=float)
-        vs = np.array(v[: fsw.nv_c], dtype=float)
-        qs[:8] = self._pose
-        qs[8:] = self.encoders.measure(qs[8:])
-        vs[:3] = w_hat
-        vs[3:6] = R_hat.T @ v_hat
-        vs[6:] = self.joint_tacho.measure(vs[6:])
-        e = quat_mul(quat_conj(q_hat), q[:4])
-        self.error = (2.0 * np.sign(e[0] or 1.0) * e[1:], r_hat - translation_from_dq(q[:8]))
-        cm, wm = sy.cluster_model, sy.wheel_model
-        if cm is not None:
-            cs = cm.state(q, v)
-            gam = self.encoders.measure(cs.gamma)
-            gdot = self.device_tacho.measure(v[cm.index.gimbal_v])
-            om = self.device_tacho.measure(cs.wheel_speed)
-        else:
-            gam = gdot = om = np.zeros(0)
-        ws = self.device_tacho.measure(wm.state(q, v)) if wm is not None else np.zeros(0)
-        return Measurement(State(qs, vs), gam, gdot, om, ws, w_hat)
+        """The measurement at the tick ``t`` [s] from the plant's true ``(q, v)``
+        (:func:`~dqspace.control.navigation_tick.navigation_kernel`); sets :attr:`error`."""
+        o = self.out
+        args = (self.params, self.state, self.fsw.index, float(t), _f64(q), _f64(v), o)
+        if self._kernel is None:  # typed once: typing the named tuples costs 0.3 ms a call
+            self._kernel = navigation_kernel.compile(tuple(typeof(a) for a in args))
+        self._kernel(*args)
+        self.error = (o.att_err.copy(), o.pos_err.copy())
+        return Measurement(
+            State(o.q.copy(), o.v.copy()), o.gimbal.copy(), o.gimbal_rate.copy(),
+            o.vscmg_speed.copy(), o.rw_speed.copy(), o.base_rate.copy(),
+        )  # fmt: skip
 
 
 class Plant:

@@ -87,7 +87,7 @@ from . import _loop as loop
 from ._loop import Commands, record_arrays, record_tick
 from .config import ScenarioError
 from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
-from .flight import FlightSoftware, Plant
+from .flight import FlightSoftware, Navigation, Plant
 from .metrics import METRICS, degradations, summarize
 from .results import OutputError, OutputLocked, Results, ResultWriter, SeriesInfo, package_version
 from .storage import MANIFEST, PARTIAL, format_bytes
@@ -719,7 +719,7 @@ def _series(sys_, K, S, W=0):
 
 class _ClosedLoop:
     """The closed loop of the module docstring, in chunks of ticks: compiled
-    (:mod:`dqspace.scenarios._loop`) with the built-in controllers and perfect knowledge,
+    (:mod:`dqspace.scenarios._loop`) with the built-in controllers (sensors on or off),
     else a Python loop over the same kernels."""
 
     closed = True
@@ -737,7 +737,7 @@ class _ClosedLoop:
         self.rows = self.n_ticks + 1
         self.spec = _series(sy, self.K, self.S, self.W)
         self.law_work = law_work(sy.arm_info.n)
-        self._kernel = None
+        self._kernel = self._nav = None
         self.t = 0.0
 
     def simulate(self, rec, checkpoint, bar):
@@ -835,10 +835,14 @@ class _ClosedLoop:
         sy, fl, pl = self.sy, self.flight, self.plant
         ints, reals = sy.plant.packed
         law = fl.law
+        if self._nav is None:  # without sensors, a navigation of the same types, never run
+            self._nav = fl.nav if fl.nav is not None else Navigation(fl)
+        nav = self._nav
         args = (
             ints, reals, sy.plant.gravity, pl.inputs, pl.params, pl.mem,
             law.arm.kernel_params(), law.arm.seed, law.base.kernel_params(), law.feedforward,
-            fl.params, fl.state, fl.index, arm_ref, base_ref, d6, self.q, self.v,
+            fl.params, fl.state, fl.index, fl.nav is not None, nav.params, nav.state, arm_ref,
+            base_ref, d6, self.q, self.v,
             self.period, pl.dt, pl.steps, pl.valves, pl.valve_carry, pl.tail_level,
             self.cfg["control"]["computation_delay"], self.held, k0, k1, self.n_ticks,
             self.law_work, fl.work, R, out,
@@ -859,9 +863,9 @@ class _ClosedLoop:
         return IntegrationError(f"state turned non-finite at t = {t_fail:.6g} s")
 
     def _python(self, k0, k1, arm_ref, base_ref, d6, R, out):
-        """The chunk tick by tick in Python (a user's controllers, sensors), with ``out``
-        as :meth:`_compiled` fills it (the rows recorded; the last tick reached is
-        ``self.t``)."""
+        """The chunk tick by tick in Python (a user's controllers, the cvxpy allocator),
+        with ``out`` as :meth:`_compiled` fills it (the rows recorded; the last tick reached
+        is ``self.t``)."""
         sy, fl, pl, info = self.sy, self.flight, self.plant, self.sy.arm_info
         delay = self.cfg["control"]["computation_delay"]
         held = self.held

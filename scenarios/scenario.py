@@ -357,3 +357,9 @@ def _cross_checks(cfg, source):
             )
     _check_faults(cfg, source)
     _check_outputs(cfg, source)
+    band = cfg["sensors"]["gyro_bias_instability_band"]
+    if not band[0] < band[1]:
+        raise ScenarioError(
+            f"{source}: sensors.gyro_bias_instability_band = {list(band)} must be "
+            "(tau_lo, tau_hi) [s] with tau_lo < tau_hi"
+        )
