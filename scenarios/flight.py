@@ -55,7 +55,7 @@ from ..control.navigation_tick import (
 from ..dq import rotation_matrix_from_dq, translation_from_dq
 from ..multibody import simulate_compiled
 from . import _inputs
-from ._loop import PlantIndex
+from ._loop import PlantIndex, truth_kernel
 from .metrics import ALLOC_STATUS
 
 __all__ = ["FlightSoftware", "Plant", "Commands", "Measurement", "actuation_params"]
@@ -253,15 +253,10 @@ class FlightSoftware:
         ``sensors.enabled`` and the tick time ``t``, the navigation's estimates."""
         if self.nav is not None and t is not None:
             return self.nav.estimate(t, q, v)
-        ix = self.index
-        st = State(q[: self.nq_c].copy(), v[: self.nv_c].copy())
+        m = estimate_arrays(self.nq_c, self.nv_c, self.K, self.W)
+        truth_kernel(self.index, _f64(q), _f64(v), m)
         return Measurement(
-            st,
-            np.array(q[ix.gimbal_q]),
-            np.array(v[ix.gimbal_v]),
-            np.array(v[ix.wheel_v]),
-            np.array(v[ix.rw_v]),
-            np.array(v[:3]),
+            State(m.q, m.v), m.gimbal, m.gimbal_rate, m.vscmg_speed, m.rw_speed, m.base_rate
         )
 
     def tick(self, t: float, m: Measurement, health=None) -> Commands:
