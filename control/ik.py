@@ -41,6 +41,7 @@ from ..dq.checks import check_unit_dq
 from ..multibody import kernels as K
 from ..multibody.kinematics import frame_target
 from ..multibody.model import JointType, Model
+from .pose_error import short_way_kernel
 
 __all__ = [
     "IIWA_JOINT_LIMITS",
@@ -258,15 +259,7 @@ def _ik_eval(ints, reals, q, body, place, target, e, J, jacobian, v0):
     D.dq_conj(target, tc)
     err = np.empty(8)
     D.dq_mul(tc, pf, err)
-    flip = err[0] < 0.0
-    if err[0] == 0.0:  # half turn: the first non-zero vector component positive
-        for j in range(1, 4):
-            if err[j] != 0.0:
-                flip = err[j] < 0.0
-                break
-    if flip:
-        for j in range(8):
-            err[j] = -err[j]
+    short_way_kernel(err)
     x = np.empty(6)
     D.dq_log(err, x)
     for j in range(6):

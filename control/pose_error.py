@@ -37,6 +37,7 @@ __all__ = [
     "pose_error",
     "shortest_sign",
     "pose_error_kernel",
+    "short_way_kernel",
 ]
 
 
@@ -55,14 +56,10 @@ def shortest_sign(dq: ArrayLike) -> NDArray[np.float64]:
     -------
     (..., 8) ndarray
     """
-    dq = np.asarray(dq, float)
-    if dq.ndim == 1 and dq[0] != 0.0:  # the common case: one pose, not a half turn
-        return dq.copy() if dq[0] > 0.0 else -dq
-    w = dq[..., 0]
-    v = dq[..., 1:4]
-    first = np.take_along_axis(v, np.argmax(v != 0.0, axis=-1)[..., None], axis=-1)[..., 0]
-    s = np.where(w > 0.0, 1.0, np.where(w < 0.0, -1.0, np.where(first < 0.0, -1.0, 1.0)))
-    return s[..., None] * dq
+    out = np.array(dq, dtype=float)  # a copy, C-contiguous
+    for row in out.reshape(-1, 8):
+        short_way_kernel(row)
+    return out
 
 
 def dq_error(dq_IB: ArrayLike, dq_ID: ArrayLike) -> NDArray[np.float64]:
@@ -163,6 +160,16 @@ def pose_error_kernel(dq_IB, dq_ID, w_IB_B, w_ID_D, e, e_log, e_twist):
     c = np.empty(8)
     D.dq_conj(dq_ID, c)
     D.dq_mul(c, dq_IB, e)
+    short_way_kernel(e)
+    D.dq_log(e, e_log)
+    D.dv_frame_change(e, w_ID_D, e_twist)
+    for j in range(6):
+        e_twist[j] = w_IB_B[j] - e_twist[j]
+
+
+@njit(cache=True)
+def short_way_kernel(e):
+    """:func:`shortest_sign` of one dual quaternion (8,), in place, compiled."""
     flip = e[0] < 0.0
     if e[0] == 0.0:  # half turn: the first non-zero vector component positive
         for j in range(1, 4):
@@ -172,7 +179,3 @@ def pose_error_kernel(dq_IB, dq_ID, w_IB_B, w_ID_D, e, e_log, e_twist):
     if flip:
         for j in range(8):
             e[j] = -e[j]
-    D.dq_log(e, e_log)
-    D.dv_frame_change(e, w_ID_D, e_twist)
-    for j in range(6):
-        e_twist[j] = w_IB_B[j] - e_twist[j]

@@ -21,6 +21,7 @@ from dqspace.multibody import (
     integrate,
 )
 from dqspace.multibody.orbit import gravity_gradient_torque, hill_acceleration, hill_wrenches
+from support.orbit import clohessy_wiltshire
 from support.random import random_unit_quat
 from support.random_models import random_tree
 
@@ -29,17 +30,6 @@ N = 0.00113  # [rad/s] low Earth orbit
 
 def _sphere(mass=10.0, J=0.4):
     return Model.build([Body("sat", None, Joint(JointType.FREE), mass, np.zeros(3), J * np.eye(3))])
-
-
-def _cw(t, r0, v0, n):
-    """The analytic Clohessy-Wiltshire solution (position)."""
-    x0, y0, z0 = r0
-    vx, vy, vz = v0
-    s, c = np.sin(n * t), np.cos(n * t)
-    x = (4 - 3 * c) * x0 + s / n * vx + 2 / n * (1 - c) * vy
-    y = 6 * (s - n * t) * x0 + y0 - 2 / n * (1 - c) * vx + (4 * s - 3 * n * t) / n * vy
-    z = z0 * c + vz / n * s
-    return np.array([x, y, z])
 
 
 def test_a_free_body_follows_the_clohessy_wiltshire_solution_over_an_orbit():
@@ -63,7 +53,7 @@ def test_a_free_body_follows_the_clohessy_wiltshire_solution_over_an_orbit():
         k4 = rates(integrate(m, q, k3[0], dt), v + dt * k3[1])
         q = integrate(m, q, (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]) / 6, dt)
         v = v + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
-    expected = _cw(T, r0, v0, N)
+    expected = clohessy_wiltshire(T, r0, v0, N)
     # over one orbit the body drifts ~750 m along-track: 1 um is 1e-9 of the motion
     np.testing.assert_allclose(translation_from_dq(q), expected, rtol=0, atol=1e-6)
     np.testing.assert_allclose(v[:3], 0.0, atol=1e-15)  # an isotropic body does not turn

@@ -13,6 +13,7 @@ from dqspace.scenarios.config import ScenarioError
 from dqspace.scenarios.flight import Plant
 from dqspace.scenarios.metrics import summarize
 from dqspace.scenarios.system import build_system
+from support.orbit import clohessy_wiltshire
 
 SK = "station-keeping"
 #: controllers off: no thrust, no torque on the base but the devices' internal ones
@@ -26,24 +27,13 @@ OFF = [
 ]
 
 
-def _cw(t, r0, v0, n):
-    """The analytic Clohessy-Wiltshire solution (position), t (N,) -> (N, 3)."""
-    x0, y0, z0 = r0
-    vx, vy, vz = v0
-    s, c = np.sin(n * t), np.cos(n * t)
-    x = (4 - 3 * c) * x0 + s / n * vx + 2 / n * (1 - c) * vy
-    y = 6 * (s - n * t) * x0 + y0 - 2 / n * (1 - c) * vx + (4 * s - 3 * n * t) / n * vy
-    z = z0 * c + vz / n * s
-    return np.column_stack([x, y, z])
-
-
 def test_the_centre_of_mass_follows_the_clohessy_wiltshire_solution():
     n = 0.05  # [rad/s] a 2 min orbit: a large drift in a short run
     sc = load_scenario(SK, ["scenario.duration=4", "orbit.enabled=true", f"orbit.rate={n}"] + OFF)
     sy = build_system(sc.config)
     res = run(sc, progress=False)
     com = np.array([center_of_mass(sy.plant, q) for q in res["q"]])
-    expected = _cw(res.t, com[0], np.zeros(3), n)  # everything starts at rest
+    expected = clohessy_wiltshire(res.t, com[0], np.zeros(3), n)  # everything starts at rest
     drift = np.linalg.norm(expected[-1] - com[0])
     assert drift > 1e-3  # [m] the CW terms moved it
     # the arm tracks its curve from t = 1 s: the base moves, the centre of mass does not care
@@ -92,7 +82,9 @@ def test_with_the_orbit_on_the_station_keeping_loop_still_holds_its_base():
     sc = load_scenario(SK, over)
     sy = build_system(sc.config)
     c0 = center_of_mass(sy.plant, sy.q0)
-    drift = np.linalg.norm(_cw(np.array([4.0]), c0, np.zeros(3), n)[0] - c0)  # left alone
+    drift = np.linalg.norm(
+        clohessy_wiltshire(np.array([4.0]), c0, np.zeros(3), n)[0] - c0
+    )  # left alone
     held = summarize(run(sc, progress=False))
     nominal = summarize(run(load_scenario(SK, over[:1]), progress=False))
     assert drift > 1e-3 and held["base_pos_err_max"] < drift / 10
