@@ -95,6 +95,11 @@ Reaction wheels (:mod:`.reaction_wheels`; ``A`` (3, N) spin axes, ``I_s``, ``max
     (1,) float, read and updated (``MomentumManager.active_state``: share that array to
     share the state); writes the thrusters' torque ``torque`` (3,) [N m].
 
+    ``motor_limit_kernel(u, rate, max_torque, max_rate, viscous, coulomb) -> (torque,
+    limited)``: what a motor delivers of the torque ``u`` [N m] at the joint rate [rad/s]:
+    clipped to its torque limit, cut at its rate limit, less viscous and Coulomb friction
+    (the plant's joint limiter: arm joints, wheels, VSCMG gimbals and wheels).
+
 Linear algebra (:mod:`.linalg`)
     ``lu_factor(M, n, perm) -> det``, ``lu_solve(LU, n, perm, x)``,
     ``lstsq_min_norm(A, cols, k, b, rcond, x) -> rank``.
@@ -102,6 +107,7 @@ Linear algebra (:mod:`.linalg`)
 Allocation happens inside ``steer_kernel`` (one (4, 3, 3) scratch), ``allocate_kernel``,
 ``bounded_simplex``, ``bvls``, ``distribute_kernel`` and ``lstsq_min_norm`` (small
 work arrays); the other kernels allocate nothing.
+
 """
 
 from .allocation import (
@@ -131,7 +137,12 @@ from .allocation import (
 from .bvls import BVLS_ITERATION_LIMIT, BVLS_OPTIMAL, BVLS_STATUS, bvls
 from .linalg import lstsq_min_norm, lu_factor, lu_solve
 from .pwm import modulate_kernel
-from .reaction_wheels import distribute_kernel, momentum_dump_kernel, wheel_momentum_kernel
+from .reaction_wheels import (
+    distribute_kernel,
+    momentum_dump_kernel,
+    motor_limit_kernel,
+    wheel_momentum_kernel,
+)
 from .servo import servo_kernel
 from .simplex import (
     SIMPLEX_INFEASIBLE,
@@ -186,6 +197,7 @@ __all__ = [
     "lu_solve",
     "modulate_kernel",
     "momentum_dump_kernel",
+    "motor_limit_kernel",
     "recheck_kernel",
     "servo_kernel",
     "steer_kernel",

@@ -35,6 +35,7 @@ from ..multibody import Body, Joint, JointType, Model
 from .linalg import lstsq_min_norm
 
 __all__ = [
+    "motor_limit_kernel",
     "ReactionWheel",
     "WheelArray",
     "WheelCommand",
@@ -442,14 +443,34 @@ def motor_torque_limits(
     array: WheelArray, motor_torque: ArrayLike, wheel_speed: ArrayLike
 ) -> NDArray[np.float64]:
     """The torque the motors deliver (N,): clipped to their limits, zero where it would push
-    a wheel at its speed limit further out, less viscous friction.  (The plant applies the
-    same rule at every integration stage.)"""
-    u = np.clip(_vector(motor_torque, "motor_torque", array.n), -array.max_torque, array.max_torque)
+    a wheel at its speed limit further out, less viscous friction (:func:`motor_limit_kernel`,
+    the rule the plant applies at every integration stage)."""
+    u = _vector(motor_torque, "motor_torque", array.n)
     om = _vector(wheel_speed, "wheel_speed", array.n)
-    u[(om >= array.max_speed) & (u > 0)] = 0.0
-    u[(om <= -array.max_speed) & (u < 0)] = 0.0
-    fr = np.array([w.friction for w in array.wheels])
-    return u - fr * om
+    out = np.empty(array.n)
+    for i, w in enumerate(array.wheels):
+        out[i], _ = motor_limit_kernel(
+            u[i], om[i], array.max_torque[i], array.max_speed[i], w.friction, 0.0
+        )
+    return out
+
+
+@njit(cache=True)
+def motor_limit_kernel(u, rate, max_torque, max_rate, viscous, coulomb):
+    """What a motor delivers of the torque ``u`` [N m] at the joint rate ``rate`` [rad/s]
+    (compiled; the one implementation of the motor limits, used by the plant for arm joints,
+    reaction wheels and VSCMG gimbals and wheels): ``u`` clipped to ``+-max_torque``, cut to
+    zero when the joint is at ``max_rate`` and ``u`` would push it further, less friction
+    ``viscous * rate + coulomb * sign(rate)``.  Returns ``(torque, limited)``, ``limited``
+    True when the clip or the cut changed ``u``."""
+    out = min(max(u, -max_torque), max_torque)
+    if (rate >= max_rate and out > 0.0) or (rate <= -max_rate and out < 0.0):
+        out = 0.0
+    limited = out != u
+    out -= viscous * rate
+    if coulomb != 0.0 and rate != 0.0:
+        out -= coulomb if rate > 0.0 else -coulomb
+    return out, limited
 
 
 class MomentumManager:

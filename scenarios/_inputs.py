@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import lazy_njit
-from ..actuators.kernels import servo_kernel, valve_plan_kernel
+from ..actuators.kernels import motor_limit_kernel, servo_kernel, valve_plan_kernel
 from ..multibody.kernels.layout import INTS, REALS, Layout
 from ..multibody.kernels.orbit import hill_wrenches
 from ..multibody.simulation import INPUTS_SIG
@@ -261,16 +261,11 @@ def closed_loop_inputs(t, t_step, q, v, params, mem, tau, fext):
     report = mem.shape[0] >= L
     for i in range(L):
         j = int(params[o_v + i])
-        u = min(max(tau[j], -params[o_tq + i]), params[o_tq + i])
-        w = v[j]
-        if (w >= params[o_rt + i] and u > 0.0) or (w <= -params[o_rt + i] and u < 0.0):
-            u = 0.0
-        if report and u != tau[j]:
+        u, limited = motor_limit_kernel(
+            tau[j], v[j], params[o_tq + i], params[o_rt + i], params[o_fr + i], params[o_cf + i]
+        )
+        if report and limited:
             mem[i] += 1.0
-        u -= params[o_fr + i] * w
-        c = params[o_cf + i]
-        if c != 0.0 and w != 0.0:
-            u -= c if w > 0.0 else -c
         tau[j] = u
     nb = int(params[_H.nb])
     if nb > 0:
