@@ -171,24 +171,11 @@ def pack(
 
 
 class TickInputs:
-    """Writes a tick's commands into ``params`` (views of the fields, made once)."""
+    """Writes a tick's commands into ``params`` (:func:`write_tick`), the thrust windows
+    given as they are (:func:`apply_commands` plans them from the pulses)."""
 
     def __init__(self, lay, params):
         self.params = params
-
-        def view(name):
-            o = lay.offsets[name]
-            return params[o : o + lay.size(name)]
-
-        self.tau = view("tau")
-        self.tail_end, self.tail_level = view("tail_end"), view("tail_level")
-        self.pulse_start, self.pulse_end = view("pulse_start"), view("pulse_end")
-        self.on_level, self.off_level = view("on_level"), view("off_level")
-        self.disturbance = view("disturbance")
-        self.gimbal_rate_cmd, self.wheel_accel_cmd = (
-            view("gimbal_rate_cmd"),
-            view("wheel_accel_cmd"),
-        )
 
     def __call__(
         self,
@@ -204,18 +191,17 @@ class TickInputs:
     ):
         """``windows``: the thrusters' :class:`~dqspace.actuators.thrusters.ValveWindows`
         in dynamics steps; levels [N]."""
-        self.params[HEADER.t_tick] = t_tick
-        self.tau[:] = tau_hold
-        self.tail_end[:] = windows.tail_end
-        self.tail_level[:] = tail_level
-        self.pulse_start[:] = windows.start
-        self.pulse_end[:] = windows.end
-        self.on_level[:] = on_level
-        self.off_level[:] = off_level
-        self.disturbance[:] = disturbance
-        self.gimbal_rate_cmd[:] = gimbal_rate_cmd
-        self.wheel_accel_cmd[:] = wheel_accel_cmd
+        f = _f64
+        write_tick(
+            self.params, float(t_tick), f(tau_hold), f(windows.tail_end), f(tail_level),
+            f(windows.start), f(windows.end), f(on_level), f(off_level), f(disturbance),
+            f(gimbal_rate_cmd), f(wheel_accel_cmd),
+        )  # fmt: skip
         return self.params
+
+
+def _f64(x):
+    return np.ascontiguousarray(x, dtype=float)
 
 
 # the packed model's row widths, as ints numba freezes into the compiled code
@@ -380,26 +366,17 @@ def apply_commands(
     ``delivered`` (S,) receives each thruster's mean thrust over the period [N].  With
     ``commit`` the valves' state moves on to the next period (else it is left as it was:
     the last tick of a run, recorded but not integrated)."""
-    params[_H.t_tick] = t_tick
-    o = int(params[_H.tau])
-    for j in range(tau.shape[0]):
-        params[o + j] = tau[j]
     S = n_on.shape[0]
     tail_end, start, end, carry = np.empty(S), np.empty(S), np.empty(S), np.empty(S)
     valve_plan_kernel(
         n_on, float(steps), valves[0], valves[1], valves[2], valve_carry, tail_end, start, end,
         carry,
     )  # fmt: skip
-    o_te, o_tl = int(params[_H.tail_end]), int(params[_H.tail_level])
-    o_ps, o_pe = int(params[_H.pulse_start]), int(params[_H.pulse_end])
-    o_lv, o_off = int(params[_H.on_level]), int(params[_H.off_level])
+    write_tick(
+        params, t_tick, tau, tail_end, tail_level, start, end, on_level, off_level, disturbance,
+        gimbal_rate_cmd, wheel_accel_cmd,
+    )  # fmt: skip
     for i in range(S):
-        params[o_te + i] = tail_end[i]
-        params[o_tl + i] = tail_level[i]
-        params[o_ps + i] = start[i]
-        params[o_pe + i] = end[i]
-        params[o_lv + i] = on_level[i]
-        params[o_off + i] = off_level[i]
         on = end[i] - start[i]
         off = steps - on - tail_end[i]
         delivered[i] = (on_level[i] * on + tail_level[i] * tail_end[i] + off_level[i] * off) / (
@@ -409,6 +386,30 @@ def apply_commands(
             valve_carry[i] = carry[i]
             if end[i] > start[i]:
                 tail_level[i] = on_level[i]
+
+
+@njit(cache=True)
+def write_tick(
+    params, t_tick, tau, tail_end, tail_level, pulse_start, pulse_end, on_level, off_level,
+    disturbance, gimbal_rate_cmd, wheel_accel_cmd,
+):  # fmt: skip
+    """The tick fields of ``params`` (offsets from its header): the tick time [s], the held
+    generalized forces (nv,), the thrust windows [steps] and levels [N] (S,), the
+    disturbance (6,) and the VSCMG commands (K,)."""
+    params[_H.t_tick] = t_tick
+    o = int(params[_H.tau])
+    for j in range(tau.shape[0]):
+        params[o + j] = tau[j]
+    o_te, o_tl = int(params[_H.tail_end]), int(params[_H.tail_level])
+    o_ps, o_pe = int(params[_H.pulse_start]), int(params[_H.pulse_end])
+    o_lv, o_off = int(params[_H.on_level]), int(params[_H.off_level])
+    for i in range(tail_end.shape[0]):
+        params[o_te + i] = tail_end[i]
+        params[o_tl + i] = tail_level[i]
+        params[o_ps + i] = pulse_start[i]
+        params[o_pe + i] = pulse_end[i]
+        params[o_lv + i] = on_level[i]
+        params[o_off + i] = off_level[i]
     o = int(params[_H.disturbance])
     for r in range(6):
         params[o + r] = disturbance[r]
