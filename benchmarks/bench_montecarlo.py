@@ -2,7 +2,7 @@
 
     python benchmarks/bench_montecarlo.py [-n 200] [--workers 2] [--duration 20]
 
-Runs ``dqspace.scenarios.montecarlo`` on the embedded ``station-keeping`` scenario (its
+Runs ``dqspace.scenarios.campaigns.montecarlo`` on the embedded ``station-keeping`` scenario (its
 ``[dispersions]`` table: mass properties and disturbances; 20 s runs; plots off) with a
 local Dask cluster of ``--workers`` processes, storing the campaign in a temporary folder,
 and prints the wall time (cluster start-up included), runs per minute, and runs per
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import machine  # noqa: E402
 
 from dqspace.scenarios import load_scenario, run  # noqa: E402
-from dqspace.scenarios.montecarlo import montecarlo  # noqa: E402
+from dqspace.scenarios.campaigns.montecarlo import montecarlo  # noqa: E402
 
 
 def main():

@@ -43,12 +43,12 @@ from dqspace.actuators.kernels import (  # noqa: E402
     steer_kernel,
     vscmg_matrices,
 )
-from dqspace.control.flight_software import law_work, station_keeping_kernel  # noqa: E402
+from dqspace.control.flight.law import law_work, station_keeping_kernel  # noqa: E402
 from dqspace.multibody import models, simulate_compiled  # noqa: E402
 from dqspace.multibody.kernels import sim  # noqa: E402
 from dqspace.scenarios import load_scenario, run  # noqa: E402
-from dqspace.scenarios import runner as _runner  # noqa: E402
-from dqspace.scenarios._inputs import apply_commands  # noqa: E402
+from dqspace.scenarios.sim import runner as _runner  # noqa: E402
+from dqspace.scenarios.sim.boundary import apply_commands  # noqa: E402
 
 USER_CONTROLLER = "bench_scenario_user:Base"
 

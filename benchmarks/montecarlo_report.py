@@ -18,8 +18,8 @@ import argparse
 import time
 
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.metrics import summarize
-from dqspace.scenarios.montecarlo import montecarlo
+from dqspace.scenarios.campaigns.montecarlo import montecarlo
+from dqspace.scenarios.sim.metrics import summarize
 
 METRICS = (("base_pos_err_max", 1e3, "mm"), ("base_att_err_max", 1.0, "deg"), ("ee_max", 1e3, "mm"))
 

@@ -14,7 +14,7 @@ from ..dq import swap
 from ._checks import finite_vector, unit_pose
 from .arm import JointComputedTorque
 from .base import BaseController
-from .flight_software import StationKeepingLaw
+from .flight.law import StationKeepingLaw
 from .pd import State
 from .trajectories import JointReference, PoseReference
 

@@ -105,7 +105,7 @@ sphinx_gallery_conf = {
     "abort_on_example_error": False,
     "only_warn_on_example_error": False,
     "matplotlib_animations": False,
-    # the bare Figures that dqspace.scenarios.plots returns, then pyplot's figures
+    # the bare Figures that dqspace.scenarios.figures.plots returns, then pyplot's figures
     "image_scrapers": ("gallery_figures.bare_figure_scraper", "matplotlib"),
     "capture_repr": ("_repr_html_", "__repr__"),
     "reset_modules": ("matplotlib",),

@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.plots import REQUIREMENTS
-from dqspace.scenarios.units import to_display
+from dqspace.scenarios.figures.plots import REQUIREMENTS
+from dqspace.scenarios.figures.units import to_display
 
 DURATION = 3.0  # [s]
 SCALES = (0.5, 1.0, 2.0)  # natural-frequency factors
@@ -50,7 +50,7 @@ runs["PD + feedforward, s = 1"] = run(
 
 # %%
 # The base's position and attitude errors (magnitudes), in display units, with the
-# requirements (``dqspace.scenarios.plots.REQUIREMENTS``: 1 mm, 0.05 deg).
+# requirements (``dqspace.scenarios.figures.plots.REQUIREMENTS``: 1 mm, 0.05 deg).
 
 fig, (ax_p, ax_a) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, layout="constrained")
 for k, (label, res) in enumerate(runs.items()):

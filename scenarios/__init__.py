@@ -14,30 +14,27 @@ import importlib
 
 #: public name -> module that defines it
 _WHERE = {
-    "ScenarioError": "config",
-    "embedded_scenarios": "config",
-    "plot_all": "plots",
-    "Results": "results",
-    "SeriesInfo": "results",
-    "ResultError": "results",
-    "OutputError": "results",
-    "OutputLocked": "results",
-    "RunFailed": "runner",
-    "RunTooLarge": "runner",
-    "RunInterrupted": "runner",
-    "run": "runner",
-    "Scenario": "scenario",
-    "load_scenario": "scenario",
-    "load_sweep": "sweep_store",
-    "TuneResult": "tuning",
-    "tune": "tuning",
+    "ScenarioError": "spec.config",
+    "embedded_scenarios": "spec.config",
+    "plot_all": "figures.plots",
+    "Results": "store.results",
+    "SeriesInfo": "store.results",
+    "ResultError": "store.results",
+    "OutputError": "store.results",
+    "OutputLocked": "store.results",
+    "RunFailed": "sim.runner",
+    "RunTooLarge": "sim.runner",
+    "RunInterrupted": "sim.runner",
+    "run": "sim.runner",
+    "Scenario": "spec.scenario",
+    "load_scenario": "spec.scenario",
+    "load_sweep": "store.sweep_store",
+    "TuneResult": "campaigns.tuning",
+    "tune": "campaigns.tuning",
+    "sweep": "campaigns.sweep",
 }
 
-# the function `sweep` shares its name with its module: bound now, or importing the module
-# `dqspace.scenarios.sweep` would rebind the name to the module (sweep.py imports no Dask)
-from .sweep import sweep  # noqa: E402, F401
-
-__all__ = sorted([*_WHERE, "sweep"])
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name):

@@ -86,14 +86,14 @@ def _compile_notice(what="the run"):
 
 
 def _load(args):
-    from .scenario import load_scenario
+    from .spec.scenario import load_scenario
 
     return load_scenario(args.scenario, args.set)
 
 
 def _print_metrics(metrics):
-    from .metrics import METRICS
-    from .units import format_quantity
+    from .figures.units import format_quantity
+    from .sim.metrics import METRICS
 
     for name, value in metrics.items():
         unit = METRICS.get(name, ("-",))[0]
@@ -104,8 +104,8 @@ def _print_metrics(metrics):
 
 
 def _cmd_list(args):
-    from .config import embedded_scenarios
-    from .scenario import load_scenario
+    from .spec.config import embedded_scenarios
+    from .spec.scenario import load_scenario
 
     for name in embedded_scenarios():
         sc = load_scenario(name)
@@ -126,7 +126,7 @@ def _cmd_run(args):
     cfg = sc.config
     log.info("running %r (%g s simulated) -> %s", sc.name, cfg["scenario"]["duration"], out)
     _compile_notice()  # before the runner's import, which compiles (or loads) the kernels
-    from .runner import RunInterrupted, run
+    from .sim.runner import RunInterrupted, run
 
     t0 = time.perf_counter()
     try:
@@ -158,7 +158,7 @@ def _cmd_run(args):
 def _write_outputs(res, out, cfg):
     files = []
     if cfg["outputs"]["plots"]:
-        from .plots import plot_all
+        from .figures.plots import plot_all
 
         fmts = [f.strip() for f in cfg["outputs"]["formats"].split(",") if f.strip()]
         files = list(plot_all(res, out, formats=fmts))
@@ -168,9 +168,9 @@ def _write_outputs(res, out, cfg):
 
 
 def _cmd_sweep(args):
-    from .sweep import sweep
-    from .units import format_sweep_table
-    from .variants import load_grid_file, load_samples_file, make_variants
+    from .campaigns.sweep import sweep
+    from .figures.units import format_sweep_table
+    from .spec.variants import load_grid_file, load_samples_file, make_variants
 
     sc = _load(args)
     grid = load_grid_file(args.grid) if args.grid else None
@@ -219,9 +219,9 @@ def _cmd_sweep(args):
 
 
 def _cmd_montecarlo(args):
-    from .metrics import METRICS
-    from .montecarlo import montecarlo
-    from .units import format_quantity
+    from .campaigns.montecarlo import montecarlo
+    from .figures.units import format_quantity
+    from .sim.metrics import METRICS
 
     sc = _load(args)
     if args.n < 1:
@@ -283,7 +283,7 @@ def _security(args):
 
 
 def _metric_units():
-    from .metrics import METRICS
+    from .sim.metrics import METRICS
 
     return {name: unit for name, (unit, _) in METRICS.items()}
 
@@ -291,7 +291,7 @@ def _metric_units():
 def _cmd_new(args):
     from importlib import resources
 
-    from .config import _NAME, NAME_MAX_LENGTH
+    from .spec.config import _NAME, NAME_MAX_LENGTH
 
     name = args.name
     if not (1 <= len(name) <= NAME_MAX_LENGTH and _NAME.fullmatch(name)):
@@ -316,7 +316,7 @@ def _cmd_new(args):
 
 
 def _cmd_plot(args):
-    from .results import Results
+    from .store.results import Results
 
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     bad = [f for f in formats if f not in ("png", "pdf", "svg")]
@@ -326,12 +326,12 @@ def _cmd_plot(args):
     if len(paths) == 1 and (paths[0] / "sweep.json").is_file():
         files = _plot_campaign(paths[0], args, formats)
     elif len(paths) == 1:
-        from .plots import plot_all
+        from .figures.plots import plot_all
 
         out = Path(args.out) if args.out else paths[0]
         files = plot_all(Results.load(paths[0]), out, formats=formats)
     else:
-        from .campaign_plots import plot_runs, save
+        from .figures.campaign_plots import plot_runs, save
 
         results = [Results.load(p) for p in paths]
         out = Path(args.out) if args.out else paths[0].parent / "comparison"
@@ -344,9 +344,9 @@ def _cmd_plot(args):
 
 
 def _cmd_animate(args):
-    from .animate import animate
-    from .results import Results
-    from .storage import format_bytes
+    from .figures.animate import animate
+    from .store.results import Results
+    from .store.storage import format_bytes
 
     res = Results.load(args.result)
     out = Path(args.out) if args.out else Path(args.result) / f"animation.{args.format or 'html'}"
@@ -357,8 +357,8 @@ def _cmd_animate(args):
 
 def _plot_campaign(directory, args, formats):
     """The figures of a sweep directory, or of a Monte Carlo one (it has montecarlo.json)."""
-    from .campaign_plots import plot_montecarlo, plot_pareto, plot_sweep_tradeoff, save
-    from .sweep_store import _read_json, load_sweep
+    from .figures.campaign_plots import plot_montecarlo, plot_pareto, plot_sweep_tradeoff, save
+    from .store.sweep_store import _read_json, load_sweep
 
     out = Path(args.out) if args.out else directory
     if (directory / "montecarlo.json").is_file():
@@ -376,8 +376,8 @@ def _plot_campaign(directory, args, formats):
 
 
 def _cmd_report(args):
-    from .report import write_report
-    from .results import Results
+    from .figures.report import write_report
+    from .store.results import Results
 
     res = Results.load(args.result)
     out = Path(args.out) if args.out else Path(args.result) / "report.html"

@@ -115,7 +115,11 @@ def test_the_scan_sees_every_folder_and_resolves_relative_imports():
         ("control", "from dqspace.dq._checks import check_unit_dq\n", "private _checks"),
         ("control", "from dqspace.multibody.kinematics import _frame_target\n", "private"),
         ("multibody", "from ..control import pd\n", "multibody may not import control"),
-        ("multibody", "import dqspace.scenarios.runner\n", "multibody may not import scenarios"),
+        (
+            "multibody",
+            "import dqspace.scenarios.sim.runner\n",
+            "multibody may not import scenarios",
+        ),
         ("dq", "from .. import multibody\n", "dq may not import multibody"),
     ],
 )

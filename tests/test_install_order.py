@@ -30,7 +30,7 @@ mods = ["dqspace." + p for p in {PACKAGES!r}]
 for m in mods:
     importlib.import_module(m)
 from dqspace.scenarios import RunInterrupted, load_scenario, run  # the import that broke
-import dqspace.scenarios.runner, dqspace.scenarios.sweep
+import dqspace.scenarios.sim.runner, dqspace.scenarios.campaigns.sweep
 print(dqspace.__version__)
 print(sys.modules["dqspace.scenarios"].__file__)
 """

@@ -1,6 +1,6 @@
 """A sphinx-gallery image scraper for figures made without pyplot.
 
-``dqspace.scenarios.plots`` returns bare :class:`matplotlib.figure.Figure` objects (no
+``dqspace.scenarios.figures.plots`` returns bare :class:`matplotlib.figure.Figure` objects (no
 pyplot, so no backend is chosen for the caller); sphinx-gallery's own matplotlib scraper
 only sees pyplot's figures.  This one saves the bare figures an example keeps in a
 variable (``fig = plot_tracking(res)``), each once, after the code block that made it.

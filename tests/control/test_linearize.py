@@ -298,7 +298,7 @@ def test_station_keeping_plant_with_vscmg_cluster(rng):
     (xdot0 = wheel speeds in the wheel-angle rows); the wheel angles do not enter the
     dynamics (axisymmetric wheels), so their A columns vanish."""
     from dqspace.scenarios import load_scenario
-    from dqspace.scenarios.system import build_system
+    from dqspace.scenarios.build.system import build_system
 
     sy = build_system(load_scenario("station-keeping").config)
     p = sy.plant

@@ -77,7 +77,7 @@ def test_bad_arguments_are_refused():
 
 def test_both_arm_laws_track_in_the_closed_loop():
     from dqspace.scenarios import load_scenario, run
-    from dqspace.scenarios.metrics import summarize
+    from dqspace.scenarios.sim.metrics import summarize
 
     out = {}
     for law in ("task_space", "computed_torque"):

@@ -18,7 +18,7 @@ args = json.loads(sys.argv[1])
 if args["fsize"]:
     resource.setrlimit(resource.RLIMIT_FSIZE, (args["fsize"], args["fsize"]))
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.runner import OutputLocked, RunFailed
+from dqspace.scenarios.sim.runner import OutputLocked, RunFailed
 sc = load_scenario(args["scenario"], args["set"])
 print("READY", os.getpid(), flush=True)
 while args["go"] and not os.path.exists(args["go"]):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dqspace.scenarios.sweep import connect
+from dqspace.scenarios.campaigns.sweep import connect
 
 
 @pytest.fixture(scope="session")

@@ -19,10 +19,11 @@ import pytest
 
 from dqspace.actuators import VSCMG, ValveWindows, VSCMGCluster, attach_cluster
 from dqspace.multibody import Body, Joint, JointType, Model, momentum, simulate_compiled
-from dqspace.scenarios import _inputs, load_scenario, run
-from dqspace.scenarios.flight import Plant
-from dqspace.scenarios.metrics import summarize
-from dqspace.scenarios.system import build_system
+from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.build.system import build_system
+from dqspace.scenarios.sim import boundary as _inputs
+from dqspace.scenarios.sim.metrics import summarize
+from dqspace.scenarios.sim.plant import Plant
 from support.books import expected_momentum_change, momentum_closes
 
 SK = "station-keeping"
@@ -104,7 +105,7 @@ def test_in_the_loop_the_books_close_with_the_thrust_the_valves_let_through():
 
 
 def test_valve_timing_longer_than_a_period_is_refused_naming_the_key():
-    from dqspace.scenarios.config import ScenarioError
+    from dqspace.scenarios.spec.config import ScenarioError
 
     with pytest.raises(ScenarioError, match="thrusters.close_delay = 0.01 s must be shorter"):
         load_scenario(SK, ["thrusters.close_delay=0.01"])

@@ -27,11 +27,11 @@ import pytransform3d.rotations as pr
 import pytransform3d.transformations as pt
 
 from dqspace.multibody import frame_pose
-from dqspace.scenarios import animate as A
 from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.build.system import build_system
 from dqspace.scenarios.cli import main
-from dqspace.scenarios.results import Results, SeriesInfo
-from dqspace.scenarios.system import build_system
+from dqspace.scenarios.figures import animate as A
+from dqspace.scenarios.store.results import Results, SeriesInfo
 
 # the arm moves from t = 0.1 s on (no 2 s ramp), so that 2 s show it travel
 SK = [

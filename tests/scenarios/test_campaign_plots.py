@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from dqspace.scenarios import campaign_plots as C
 from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.campaigns.montecarlo import envelopes
 from dqspace.scenarios.cli import main
-from dqspace.scenarios.montecarlo import envelopes
-from dqspace.scenarios.results import Results
+from dqspace.scenarios.figures import campaign_plots as C
+from dqspace.scenarios.store.results import Results
 
 SHORT = ["scenario.duration=1.0", "trajectory.start_time=0.3"]
 KP = "base_controller.kp_trans"
@@ -192,7 +192,7 @@ def test_pareto_front_is_the_set_of_non_dominated_points():
 
 
 def test_dqspace_plot_of_a_sweep_directory_writes_tradeoff_and_pareto(tmp_path, capsys):
-    from dqspace.scenarios import sweep
+    from dqspace.scenarios.campaigns import sweep
 
     sc = load_scenario("station-keeping", ["scenario.duration=0.2"])
     out = tmp_path / "sw"

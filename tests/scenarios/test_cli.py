@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dqspace.scenarios.cli import main
-from dqspace.scenarios.scenario import load_scenario
+from dqspace.scenarios.spec.scenario import load_scenario
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import pytest
 
 from dqspace.scenarios import cli
 from dqspace.scenarios.cli import main
-from dqspace.scenarios.results import ResultWriter
+from dqspace.scenarios.store.results import ResultWriter
 
 
 def _one_error_line(capsys):
@@ -141,7 +141,7 @@ import sys
 import dqspace._numba_cache as nc
 seen = []
 def cold():
-    seen.append("dqspace.scenarios.runner" in sys.modules or "numba" in sys.modules)
+    seen.append("dqspace.scenarios.sim.runner" in sys.modules or "numba" in sys.modules)
     return False
 nc.caches_are_warm = cold
 from dqspace.scenarios.cli import main

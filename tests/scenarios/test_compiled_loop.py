@@ -1,7 +1,7 @@
 """The compiled closed loop against the runner's Python loop over the same kernels, and the
 loop's options (chunking, faults, computation delay, the cvxpy reference allocator).
 
-A run takes the compiled loop (:mod:`dqspace.scenarios._loop`) with the built-in controllers
+A run takes the compiled loop (:mod:`dqspace.scenarios.sim.loop`) with the built-in controllers
 and the fast allocator; a user's controller class (here the built-in one subclassed, so the
 runner cannot compile it) or the cvxpy allocator takes the Python loop.  Both must record the
 same run.
@@ -15,9 +15,9 @@ import pytest
 
 from dqspace.control import BaseController
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios import runner as runner_mod
-from dqspace.scenarios.flight import FlightSoftware
-from dqspace.scenarios.system import build_system
+from dqspace.scenarios.build.system import build_system
+from dqspace.scenarios.sim import runner as runner_mod
+from dqspace.scenarios.sim.plant import FlightSoftware
 
 
 @pytest.fixture

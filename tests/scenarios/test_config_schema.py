@@ -2,7 +2,7 @@
 
 import pytest
 
-from dqspace.scenarios.config import (
+from dqspace.scenarios.spec.config import (
     Field,
     ScenarioError,
     Section,

@@ -19,11 +19,13 @@ import _fault_helpers as fh
 import numpy as np
 import pytest
 
-from dqspace.scenarios import flight as flight_mod
-from dqspace.scenarios import load_scenario, run, storage
-from dqspace.scenarios import runner as runner_mod
-from dqspace.scenarios.metrics import summarize
-from dqspace.scenarios.results import (
+from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.store import storage
+from dqspace.scenarios.sim import plant as flight_mod
+from dqspace.scenarios.sim import runner as runner_mod
+from dqspace.scenarios.sim.metrics import summarize
+from dqspace.scenarios.sim.runner import RunFailed, RunInterrupted, RunTooLarge
+from dqspace.scenarios.store.results import (
     OutputError,
     OutputLocked,
     ResultError,
@@ -31,7 +33,6 @@ from dqspace.scenarios.results import (
     ResultWriter,
     SeriesInfo,
 )
-from dqspace.scenarios.runner import RunFailed, RunInterrupted, RunTooLarge
 
 PERIOD = 0.01  # [s] station-keeping control period (100 Hz): one recorded row per tick
 
@@ -656,8 +657,8 @@ def test_without_a_terminal_progress_is_logged_every_ten_percent(monkeypatch):
 
 
 def test_damaged_sweep_records_are_reported_and_run_again(tmp_path):
-    from dqspace.scenarios.sweep import sweep
-    from dqspace.scenarios.sweep_store import load_sweep
+    from dqspace.scenarios.campaigns.sweep import sweep
+    from dqspace.scenarios.store.sweep_store import load_sweep
 
     samples = [{"scenario.seed": s} for s in range(4)]
     base = sk("scenario.duration=0.1")
@@ -691,14 +692,14 @@ def test_damaged_sweep_records_are_reported_and_run_again(tmp_path):
 
 
 def test_a_second_sweep_into_the_same_directory_is_refused(tmp_path):
-    from dqspace.scenarios.sweep import sweep
+    from dqspace.scenarios.campaigns.sweep import sweep
 
     with ResultWriter(tmp_path, "sweep"), pytest.raises(OutputLocked, match="in use"):
         sweep(sk("scenario.duration=0.1"), samples=[{}], out=tmp_path, scheduler="synchronous")
 
 
 def test_a_tls_scheduler_without_credentials_is_one_clear_error():
-    from dqspace.scenarios.sweep import connect, sweep
+    from dqspace.scenarios.campaigns.sweep import connect, sweep
 
     with pytest.raises(ValueError, match=r"uses TLS, but no TLS credentials.*security="):
         with connect("tls://127.0.0.1:8786"):

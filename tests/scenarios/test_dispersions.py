@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from dqspace.scenarios import load_scenario
-from dqspace.scenarios.dispersions import Dispersions, percentiles, requirement_table
+from dqspace.scenarios.spec.dispersions import Dispersions, percentiles, requirement_table
 
 CFG = load_scenario("station-keeping").config
 TABLE = {

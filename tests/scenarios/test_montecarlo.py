@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.cli import main
-from dqspace.scenarios.config import ScenarioError
-from dqspace.scenarios.metrics import METRICS, summarize
-from dqspace.scenarios.montecarlo import (
+from dqspace.scenarios.campaigns.montecarlo import (
     ENVELOPE_SAMPLES,
     envelopes,
     load_envelope_series,
     montecarlo,
     scenario_requirements,
 )
+from dqspace.scenarios.cli import main
+from dqspace.scenarios.sim.metrics import METRICS, summarize
+from dqspace.scenarios.spec.config import ScenarioError
 
 SHORT = ["scenario.duration=0.5"]
 
@@ -37,7 +37,7 @@ def test_serial_and_dask_campaigns_give_identical_metrics_and_run_i_reruns_alone
         for k in a:
             np.testing.assert_array_equal(a[k], b[k], err_msg=k)
     # run 2 alone: its overrides drawn by themselves (sample 2 of a 3-run draw is the same)
-    from dqspace.scenarios.dispersions import Dispersions
+    from dqspace.scenarios.spec.dispersions import Dispersions
 
     row = serial.iloc[2]
     sample = Dispersions.from_table(sc.dispersions, sc.config).samples(3, 0)[2]
@@ -109,7 +109,7 @@ def test_each_run_keeps_its_errors_decimated_with_its_metrics_as_maxima(tmp_path
     # the rerun of a run from its overrides gives the same series (independent: a single run)
     sample = {k: row[k] for k in df.columns if "." in k}
     over = [f"{k}={json.dumps(list(v) if isinstance(v, tuple) else v)}" for k, v in sample.items()]
-    from dqspace.scenarios.montecarlo import envelope_series
+    from dqspace.scenarios.campaigns.montecarlo import envelope_series
 
     alone = envelope_series(run(load_scenario("station-keeping", SHORT + over), progress=False))
     for k in alone:
@@ -143,7 +143,7 @@ def test_envelope_bands_are_the_percentiles_of_the_stored_series(tmp_path):
 
     img = matplotlib.image.imread(out / "montecarlo_envelopes.png")
     assert img.shape[0] > 500 and img[..., :3].std() > 0.05
-    from dqspace.scenarios.campaign_plots import plot_envelopes
+    from dqspace.scenarios.figures.campaign_plots import plot_envelopes
 
     req = {m: (op, lim, p) for m, (op, lim, p) in scenario_requirements(sc.config).items()}
     fig = plot_envelopes(env, req, name="x", n_runs=4)

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from numba import njit
 
-from dqspace.control.navigation_tick import (
+from dqspace.control.flight.navigation import (
     commanded_force_kernel,
     estimate_arrays,
     navigation_kernel,
 )
 from dqspace.scenarios import ScenarioError, load_scenario, run
-from dqspace.scenarios import runner as runner_mod
-from dqspace.scenarios.flight import FlightSoftware
-from dqspace.scenarios.system import build_system
+from dqspace.scenarios.build.system import build_system
+from dqspace.scenarios.sim import runner as runner_mod
+from dqspace.scenarios.sim.plant import FlightSoftware
 
 SK = "station-keeping"
 #: sensors on, with a star-tracker latency of several of its periods' fractions, rates that

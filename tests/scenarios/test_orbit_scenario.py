@@ -8,11 +8,12 @@ import pytest
 
 from dqspace.dq import dq_from_quat_translation, quat_from_rpy_deg, rotation_matrix_from_quat
 from dqspace.multibody import center_of_mass
-from dqspace.scenarios import _inputs, load_scenario, run
-from dqspace.scenarios.config import ScenarioError
-from dqspace.scenarios.flight import Plant
-from dqspace.scenarios.metrics import summarize
-from dqspace.scenarios.system import build_system
+from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.build.system import build_system
+from dqspace.scenarios.sim import boundary as _inputs
+from dqspace.scenarios.sim.metrics import summarize
+from dqspace.scenarios.sim.plant import Plant
+from dqspace.scenarios.spec.config import ScenarioError
 from support.orbit import clohessy_wiltshire
 
 SK = "station-keeping"

@@ -16,11 +16,11 @@ from dqspace.control import State, StationKeepingFeedback
 from dqspace.dq import dq_from_rpy_deg
 from dqspace.multibody import momentum
 from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.build.system import build_system
 from dqspace.scenarios.cli import main
-from dqspace.scenarios.config import ScenarioError
-from dqspace.scenarios.flight import FlightSoftware
-from dqspace.scenarios.metrics import summarize
-from dqspace.scenarios.system import build_system
+from dqspace.scenarios.sim.metrics import summarize
+from dqspace.scenarios.sim.plant import FlightSoftware
+from dqspace.scenarios.spec.config import ScenarioError
 from support.books import expected_momentum_change as _expected_momentum_change
 from support.books import momentum_closes as _momentum_closes
 

@@ -13,9 +13,9 @@ from matplotlib.colors import to_rgb
 from matplotlib.image import imread
 
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios import plots as P
-from dqspace.scenarios.dynamics_check import reference_ee_positions
-from dqspace.scenarios.results import Results
+from dqspace.scenarios.build.dynamics_check import reference_ee_positions
+from dqspace.scenarios.figures import plots as P
+from dqspace.scenarios.store.results import Results
 
 CLOSED = ["scenario.duration=1.5", "trajectory.start_time=0.5"]
 OPEN = ["scenario.duration=3", "integrator.method='rk4'"]

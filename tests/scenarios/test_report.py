@@ -11,10 +11,10 @@ import pytest
 
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.cli import main
-from dqspace.scenarios.metrics import METRICS
-from dqspace.scenarios.report import build_report, write_report
-from dqspace.scenarios.results import Results
-from dqspace.scenarios.units import format_quantity
+from dqspace.scenarios.figures.report import build_report, write_report
+from dqspace.scenarios.figures.units import format_quantity
+from dqspace.scenarios.sim.metrics import METRICS
+from dqspace.scenarios.store.results import Results
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -80,7 +80,7 @@ def test_the_scenario_is_the_resolved_toml_and_the_machine_is_named(stored, page
 
 
 def test_a_failed_run_says_so_and_lists_its_events(stored, tmp_path, monkeypatch):
-    from dqspace.scenarios import plots
+    from dqspace.scenarios.figures import plots
 
     monkeypatch.setattr(plots, "figures", lambda res: {})  # the page's text only: faster
     res = Results.load(stored)

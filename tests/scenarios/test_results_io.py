@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from dqspace.scenarios import results as R
-from dqspace.scenarios.results import Results, SeriesInfo
+from dqspace.scenarios.store import results as R
+from dqspace.scenarios.store.results import Results, SeriesInfo
 
 
 def sample(rng, n=50):

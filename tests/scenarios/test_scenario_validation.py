@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dqspace.scenarios.config import ScenarioError, apply_overrides, dumps_toml
-from dqspace.scenarios.scenario import (
+from dqspace.scenarios.spec.config import ScenarioError, apply_overrides, dumps_toml
+from dqspace.scenarios.spec.scenario import (
     MAX_SAMPLES,
     MAX_STEPS_PER_PERIOD,
     Scenario,
     load_scenario,
 )
-from dqspace.scenarios.variants import scenario_with
+from dqspace.scenarios.spec.variants import scenario_with
 
 SK = "station-keeping"  # closed loop
 DC = "dynamics-check"  # open loop

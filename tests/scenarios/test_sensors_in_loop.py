@@ -5,7 +5,7 @@ import numpy as np
 
 from dqspace.control.sensors import ARCSEC
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.metrics import summarize
+from dqspace.scenarios.sim.metrics import summarize
 
 ON = ["scenario.duration=3", "sensors.enabled=true"]
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from dqspace.scenarios import RunInterrupted, load_scenario, plot_all, run
-from dqspace.scenarios import flight as flight_mod
-from dqspace.scenarios.metrics import summarize
-from dqspace.scenarios.results import Results
+from dqspace.scenarios.sim import plant as flight_mod
+from dqspace.scenarios.sim.metrics import summarize
+from dqspace.scenarios.store.results import Results
 
 SHORT = ["scenario.duration=5.0"]
 
@@ -105,7 +105,7 @@ def test_an_infeasible_demand_saturates_without_crashing():
 
 
 def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
-    from dqspace.scenarios import runner as runner_mod
+    from dqspace.scenarios.sim import runner as runner_mod
 
     real = runner_mod._ClosedLoop._compiled  # one compiled chunk of ticks
     calls = {"n": 0}
@@ -177,7 +177,7 @@ def test_dynamics_check_scenario_matches_pinocchio():
 
 
 def test_masses_are_scenario_keys():
-    from dqspace.scenarios.system import build_system
+    from dqspace.scenarios.build.system import build_system
 
     base = build_system(load_scenario("station-keeping", []).config)
     heavy = build_system(

@@ -10,8 +10,8 @@ import pytest
 
 from dqspace.scenarios import Results, load_scenario, load_sweep, run, sweep
 from dqspace.scenarios.cli import main
-from dqspace.scenarios.metrics import METRICS, summarize
-from dqspace.scenarios.variants import (
+from dqspace.scenarios.sim.metrics import METRICS, summarize
+from dqspace.scenarios.spec.variants import (
     grid_product,
     load_grid_file,
     load_samples_file,

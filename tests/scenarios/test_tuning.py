@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dqspace.scenarios import load_scenario, run, tune
-from dqspace.scenarios.metrics import summarize
+from dqspace.scenarios.sim.metrics import summarize
 
 TINY = ["scenario.duration=0.1"]
 

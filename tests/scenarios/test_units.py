@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dqspace.scenarios.metrics import METRICS
-from dqspace.scenarios.units import (
+from dqspace.scenarios.figures.units import (
     display_metrics,
     format_number,
     format_quantity,
     format_sweep_table,
     to_display,
 )
+from dqspace.scenarios.sim.metrics import METRICS
 
 UNITS = {name: unit for name, (unit, _) in METRICS.items()}
 

@@ -43,11 +43,11 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .._jit import lazy_njit
-from ..actuators.kernels import motor_limit_kernel, servo_kernel, valve_plan_kernel
-from ..multibody.kernels.layout import INTS, REALS, Layout
-from ..multibody.kernels.orbit import hill_wrenches
-from ..multibody.simulation import INPUTS_SIG
+from ..._jit import lazy_njit
+from ...actuators.kernels import motor_limit_kernel, servo_kernel, valve_plan_kernel
+from ...multibody.kernels.layout import INTS, REALS, Layout
+from ...multibody.kernels.orbit import hill_wrenches
+from ...multibody.simulation import INPUTS_SIG
 
 __all__ = [
     "closed_loop_inputs",

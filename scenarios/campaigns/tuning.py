@@ -31,10 +31,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .metrics import METRICS
-from .scenario import Scenario, load_scenario
+from ..sim.metrics import METRICS
+from ..spec.scenario import Scenario, load_scenario
+from ..spec.variants import _resolved_value, scenario_with, variant_id
 from .sweep import connect, sweep
-from .variants import _resolved_value, scenario_with, variant_id
 
 __all__ = ["TuneResult", "tune"]
 

@@ -58,12 +58,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq import dq_normalize, quat_from_rpy_deg, rotation_matrix_from_quat, transform_from_dq
-from ..multibody import JointType, Model, forward_kinematics
+from ...dq import dq_normalize, quat_from_rpy_deg, rotation_matrix_from_quat, transform_from_dq
+from ...multibody import JointType, Model, forward_kinematics
 from .units import format_quantity
 
 if TYPE_CHECKING:
-    from .results import Results
+    from ..store.results import Results
 
 __all__ = [
     "ARM_COLOR",
@@ -521,10 +521,10 @@ def _scenario_config(res) -> dict:
 def _build(cfg):
     """(plant model, System or None, end-effector frame) of a resolved scenario."""
     if cfg["scenario"].get("kind", "closed_loop") == "open_loop":
-        from .dynamics_check import open_loop_model
+        from ..build.dynamics_check import open_loop_model
 
         return open_loop_model(cfg), None, "ee"
-    from .system import build_system
+    from ..build.system import build_system
 
     sy = build_system(cfg)
     return sy.plant, sy, sy.arm_info.ee_frame
@@ -1186,7 +1186,7 @@ def animate(
         return _write_video(results, path, fmt, frames, fps)
     import plotly.io as pio
 
-    from .storage import atomic_write_bytes
+    from ..store.storage import atomic_write_bytes
 
     fig = animation_figure(results, frames=frames, fps=fps)
     body = pio.to_html(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..actuators import (
+from ...actuators import (
     VSCMG,
     Allocator,
     ClusterModel,
@@ -47,7 +47,7 @@ from ..actuators import (
     paper_thruster_set,
     pyramid_cluster,
 )
-from ..control import (
+from ...control import (
     IIWA_JOINT_LIMITS,
     ArmController,
     BaseController,
@@ -59,8 +59,8 @@ from ..control import (
     sample_trajectory,
     solve_ik,
 )
-from ..dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
-from ..multibody import (
+from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
+from ...multibody import (
     Body,
     DHRow,
     Joint,
@@ -73,8 +73,8 @@ from ..multibody import (
     model_from_urdf,
     models,
 )
-from ..multibody.assembly import mount_arm, urdf_joint_limits
-from .config import ScenarioError, did_you_mean
+from ...multibody.assembly import mount_arm, urdf_joint_limits
+from ..spec.config import ScenarioError, did_you_mean
 
 __all__ = ["System", "ArmInfo", "build_system", "TimeWarp", "IIWA_TORQUE_LIMITS"]
 
@@ -383,7 +383,7 @@ def _wheel_array(cfg):
     w = cfg["wheels"]
     if not w["enabled"]:
         return None
-    from ..actuators import reaction_wheels as rw
+    from ...actuators import reaction_wheels as rw
 
     rpm = np.pi / 30.0
     common = dict(
@@ -510,7 +510,7 @@ def _per_unit(values, K, key, scale=1.0):
 
 def _attach_devices(model: Model, cluster, wheels):
     if wheels is not None:
-        from ..actuators import reaction_wheels as rw
+        from ...actuators import reaction_wheels as rw
     cm = attach_cluster(model, cluster) if cluster is not None else None
     out = cm.model if cm is not None else model
     wm = rw.attach_wheels(out, wheels) if wheels is not None else None
@@ -594,7 +594,7 @@ def build_system(cfg) -> System:
         )
     manager = None
     if wm is not None and cfg["wheels"]["desaturation_gain"] > 0:
-        from ..actuators import reaction_wheels as rw
+        from ...actuators import reaction_wheels as rw
 
         w = cfg["wheels"]
         manager = rw.MomentumManager(
@@ -724,7 +724,7 @@ def _trajectory(cfg):
         return TimeWarp(
             ConstantPose(dq_from_quat_translation(orient, tr["center"])), tr["start_time"], 0.0
         )
-    from ..control import waypoints
+    from ...control import waypoints
 
     rows = cfg["waypoint"]
     if len(rows) < 2:
@@ -741,7 +741,7 @@ def _base_reference(cfg, pose0):
     hold = PoseReference(pose0, np.zeros(6), np.zeros(6))
     if b["type"] == "hold":
         return hold
-    from ..control import waypoints
+    from ...control import waypoints
 
     target = dq_mul(pose0, dq_from_rpy_deg(b["rpy_deg"], b["xyz"]))
     return waypoints.BaseSlew(pose0, target, b["start_time"], b["duration"])
@@ -776,7 +776,7 @@ def _arm_controller(cfg, model, info: ArmInfo, joints0):
     kp, kd = [2.0 * w * w] * 3, [2.0 * z * w] * 3
     gains = PDGains(kp_rot=kp, kd_rot=kd, kp_trans=kp, kd_trans=kd)
     if law == "task_space":
-        from ..control import task_space
+        from ...control import task_space
 
         return task_space.TaskSpaceController(
             model,

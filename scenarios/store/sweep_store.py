@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..spec.variants import _cell
 from .results import ResultError, package_version
 from .storage import OutputDir, atomic_write_bytes, json_default, now
-from .variants import _cell
 
 if TYPE_CHECKING:
     import pandas

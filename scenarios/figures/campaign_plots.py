@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from .metrics import METRICS
+from ..sim.metrics import METRICS
 from .plots import (
     _LIMIT_STYLE,
     _STATUS_COLOR,
@@ -384,7 +384,7 @@ def _axis_values(df, key):
 
 
 def _scenario_unit(key):
-    from .schema import SCHEMA
+    from ..spec.schema import SCHEMA
 
     sec, _, name = key.partition(".")
     f = SCHEMA.get(sec).fields.get(name) if sec in SCHEMA else None
@@ -400,7 +400,7 @@ def plot_sweep_tradeoff(df, base_config: Mapping | None = None, metrics=TRADEOFF
     """A sweep's metrics against its first swept key (one line per value of the other
     swept keys), in display units, with the requirements (``base_config``'s
     ``requirements`` or the defaults); failed variants are red crosses along the top."""
-    from .montecarlo import scenario_requirements
+    from ..campaigns.montecarlo import scenario_requirements
 
     keys = swept_keys(df)
     metrics = [m for m in metrics if m in df.columns]
@@ -505,7 +505,7 @@ def plot_pareto(
     """Two metrics of a sweep against each other (display units), the Pareto front
     (both minimised) as filled markers joined by a step line, its points labelled by the
     swept keys' values, and the requirements on either metric."""
-    from .montecarlo import scenario_requirements
+    from ..campaigns.montecarlo import scenario_requirements
 
     for m in (a, b):
         if m not in df.columns:
@@ -584,7 +584,7 @@ def plot_envelopes(env: Mapping, requirements: Mapping, *, name="", n_runs=None)
     envelopes`): min-max shaded, P50 / P95 / P99 as solid / dashed / dash-dot lines, on log
     axes with the requirements ``{metric: (op, limit, percentile)}`` dotted; the
     end-effector panel hatches the transient its metric leaves out."""
-    from .montecarlo import ENVELOPE_SERIES
+    from ..campaigns.montecarlo import ENVELOPE_SERIES
 
     names = [m for m in ENVELOPE_SERIES if m in env]
     if not names:
@@ -727,9 +727,9 @@ def plot_montecarlo(
     """Write ``montecarlo.<fmt>`` (histograms) and ``montecarlo_envelopes.<fmt>``
     (when the runs stored their series) of a campaign directory (``montecarlo.json``,
     the stored variants) into ``figures_dir`` (default ``out``)."""
-    from .montecarlo import envelopes, load_envelope_series
-    from .results import ResultError
-    from .sweep_store import load_sweep
+    from ..campaigns.montecarlo import envelopes, load_envelope_series
+    from ..store.results import ResultError
+    from ..store.sweep_store import load_sweep
 
     out = Path(out)
     path = out / "montecarlo.json"

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._lock import DirLock, OutputError, OutputLocked, pid_alive
+from .lock import DirLock, OutputError, OutputLocked, pid_alive
 
 __all__ = [
     "MANIFEST",

@@ -31,12 +31,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .._jit import signature_on_first_call
-from ..control.actuation import actuation_kernel, demand_kernel
-from ..control.flight_software import station_keeping_kernel
-from ..control.navigation_tick import Estimate, commanded_force_kernel, navigation_kernel
-from ..multibody.kernels import sim
-from ._inputs import apply_commands
+from ..._jit import signature_on_first_call
+from ...control.flight.actuation import actuation_kernel, demand_kernel
+from ...control.flight.law import station_keeping_kernel
+from ...control.flight.navigation import Estimate, commanded_force_kernel, navigation_kernel
+from ...multibody.kernels import sim
+from .boundary import apply_commands
 
 __all__ = [
     "Record",

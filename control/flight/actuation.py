@@ -33,7 +33,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..actuators.kernels import (
+from ...actuators.kernels import (
     ALLOC_INFO_SIZE,
     allocate_kernel,
     delivered_thrust_kernel,

@@ -73,28 +73,35 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..control import IKStatus, pose_error, sample_trajectory
-from ..control.flight_software import law_work
-from ..dq import dq_conj, dq_log, dq_mul, translation_from_dq
-from ..multibody import (
+from ...control import IKStatus, pose_error, sample_trajectory
+from ...control.flight.law import law_work
+from ...dq import dq_conj, dq_log, dq_mul, translation_from_dq
+from ...multibody import (
     IntegrationError,
     frame_pose,
     simulate_adaptive,
     simulate_compiled,
 )
-from . import _inputs
-from . import _loop as loop
-from ._loop import Commands, record_arrays, record_tick
-from .config import ScenarioError
-from .dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
-from .flight import FlightSoftware, Navigation, Plant
+from ..build.dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
+from ..build.system import build_system, thruster_faults
+from ..spec.config import ScenarioError
+from ..store.results import (
+    OutputError,
+    OutputLocked,
+    Results,
+    ResultWriter,
+    SeriesInfo,
+    package_version,
+)
+from ..store.storage import MANIFEST, PARTIAL, format_bytes
+from . import boundary as _inputs
+from . import loop
+from .loop import Commands, record_arrays, record_tick
 from .metrics import METRICS, degradations, summarize
-from .results import OutputError, OutputLocked, Results, ResultWriter, SeriesInfo, package_version
-from .storage import MANIFEST, PARTIAL, format_bytes
-from .system import build_system, thruster_faults
+from .plant import FlightSoftware, Navigation, Plant
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from ..spec.scenario import Scenario
 
 __all__ = [
     "run",

@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ._lock import OutputError, OutputLocked, describe, writer_active
+from .lock import OutputError, OutputLocked, describe, writer_active
 from .storage import (
     COMMITS,
     DATA,

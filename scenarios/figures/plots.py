@@ -49,7 +49,7 @@ from matplotlib.ticker import ScalarFormatter
 from .units import format_number, format_quantity, to_display
 
 if TYPE_CHECKING:
-    from .results import Results
+    from ..store.results import Results
 
 __all__ = [
     "REQUIREMENTS",
@@ -69,7 +69,7 @@ __all__ = [
 
 
 def _default_limits():
-    from .montecarlo import DEFAULT_REQUIREMENTS
+    from ..campaigns.montecarlo import DEFAULT_REQUIREMENTS
 
     return {m: limit for m, (op, limit, _) in DEFAULT_REQUIREMENTS.items() if op == "<="}
 
@@ -144,7 +144,7 @@ def _value_text(v):
 def _settings(res, section, keys, prefix=None):
     """``base: kp_trans 600 N/m, ...``: the values of ``keys`` of a scenario section with
     their schema units (a vector with equal components as one number)."""
-    from .schema import SCHEMA
+    from ..spec.schema import SCHEMA
 
     sec = _section(res, section)
     fields = SCHEMA[section].fields if section in SCHEMA else {}
@@ -311,7 +311,7 @@ def _superscript(n):
 
 def _metrics(res):
     """The run's metrics (SI): the manifest's, else computed; {} when series are missing."""
-    from .metrics import summarize
+    from ..sim.metrics import summarize
 
     m = res.manifest.get("metrics")
     if m:
@@ -324,7 +324,7 @@ def _metrics(res):
 
 def _transient():
     """[s] the start of the window of the end-effector metrics (``summarize``'s default)."""
-    from .metrics import summarize
+    from ..sim.metrics import summarize
 
     return float(inspect.signature(summarize).parameters["transient"].default)
 
@@ -333,7 +333,7 @@ def requirement_limits(res) -> dict:
     """``{metric: limit}`` (the metric's SI unit) of the ``<=`` requirements of a run: its
     scenario's ``requirements`` table, else the defaults (see
     :func:`dqspace.scenarios.montecarlo.scenario_requirements`)."""
-    from .montecarlo import scenario_requirements
+    from ..campaigns.montecarlo import scenario_requirements
 
     req = scenario_requirements(_scenario(res))
     return {m: limit for m, (op, limit, _) in req.items() if op == "<="}
@@ -422,7 +422,7 @@ def _required_magnitude(
 
 
 def _metric_unit(metric):
-    from .metrics import METRICS
+    from ..sim.metrics import METRICS
 
     return METRICS[metric][0]
 
@@ -933,9 +933,9 @@ def plot_wheels(res):
 
 def _steering_law(res):
     """The run's VSCMG steering law rebuilt from its scenario (None if it cannot be)."""
-    from ..actuators.steering import SteeringLaw
-    from .config import ScenarioError
-    from .system import _cluster
+    from ...actuators.steering import SteeringLaw
+    from ..build.system import _cluster
+    from ..spec.config import ScenarioError
 
     cfg, v = _scenario(res), _section(res, "vscmg")
     try:
@@ -1039,7 +1039,7 @@ def plot_dynamics_check(res):
     The reference is ``res["ee_ref_I"]`` when recorded, else recomputed from the
     manifest's scenario by :func:`dqspace.scenarios.dynamics_check.reference_ee_positions`.
     """
-    from .dynamics_check import REFERENCE_METHOD, reference_ee_positions
+    from ..build.dynamics_check import REFERENCE_METHOD, reference_ee_positions
 
     t = res.t
     ee = np.asarray(res["ee_pos_I"], float)

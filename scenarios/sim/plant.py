@@ -33,9 +33,9 @@ import numpy as np
 from numba import typeof
 from numpy.typing import NDArray
 
-from .._jit import compiled
-from ..control import State
-from ..control.actuation import (
+from ..._jit import compiled
+from ...control import State
+from ...control.flight.actuation import (
     FORCE,
     WRENCH,
     ActuationParams,
@@ -44,18 +44,18 @@ from ..control.actuation import (
     actuation_work,
     demand_kernel,
 )
-from ..control.flight_software import LawOutput, StationKeepingLaw
-from ..control.navigation_tick import (
+from ...control.flight.law import LawOutput, StationKeepingLaw
+from ...control.flight.navigation import (
     NavigationParams,
     NavigationState,
     commanded_force_kernel,
     estimate_arrays,
     navigation_kernel,
 )
-from ..dq import rotation_matrix_from_dq, translation_from_dq
-from ..multibody import simulate_compiled
-from . import _inputs
-from ._loop import PlantIndex, truth_kernel
+from ...dq import rotation_matrix_from_dq, translation_from_dq
+from ...multibody import simulate_compiled
+from . import boundary as _inputs
+from .loop import PlantIndex, truth_kernel
 from .metrics import ALLOC_STATUS
 
 __all__ = ["FlightSoftware", "Plant", "Commands", "Measurement", "actuation_params"]
@@ -177,7 +177,7 @@ def _allocation(allocator):
 
 
 def _no_steering():
-    from ..actuators import SteeringLaw
+    from ...actuators import SteeringLaw
 
     law = SteeringLaw(h_ref=1.0, lambda0=0.0, mu=0.0, gimbal_rate_max=1.0, wheel_accel_max=1.0)
     return law.kernel_params  # never read without VSCMGs (keeps one compiled signature)
@@ -339,8 +339,8 @@ class Navigation:
     and one navigation sample."""
 
     def __init__(self, fsw: FlightSoftware):
-        from ..control.navigation import AttitudeMEKF, TranslationKF
-        from ..control.sensors import (
+        from ...control.navigation import AttitudeMEKF, TranslationKF
+        from ...control.sensors import (
             ARCSEC,
             Gyro,
             JointEncoders,
@@ -457,7 +457,7 @@ class Plant:
     """
 
     def __init__(self, system):
-        from ..actuators import Valves
+        from ...actuators import Valves
 
         sy = self.sy = system
         cfg = sy.cfg

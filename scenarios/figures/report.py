@@ -19,8 +19,8 @@ import io
 import os
 from pathlib import Path
 
-from .metrics import METRICS
-from .storage import atomic_write_bytes
+from ..sim.metrics import METRICS
+from ..store.storage import atomic_write_bytes
 from .units import format_number, format_quantity
 
 __all__ = ["build_report", "write_report"]
@@ -146,8 +146,8 @@ def _figures_html(res):
 
 
 def _scenario_html(res):
-    from .config import dumps_toml
-    from .schema import SCHEMA
+    from ..spec.config import dumps_toml
+    from ..spec.schema import SCHEMA
 
     sc = res.manifest.get("scenario") or {}
     text = dumps_toml(sc, SCHEMA) if sc else "(no scenario in the manifest)"

@@ -32,14 +32,14 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..dq.kernels import dq_from_quat_translation, dq_translation, q_mul, q_to_rotation_matrix
-from .navigation import (
+from ...dq.kernels import dq_from_quat_translation, dq_translation, q_mul, q_to_rotation_matrix
+from ..navigation import (
     mekf_propagate_kernel,
     mekf_update_kernel,
     translation_predict_kernel,
     translation_update_kernel,
 )
-from .sensors import encoder_kernel, gyro_kernel, relative_navigation_kernel, star_tracker_kernel
+from ..sensors import encoder_kernel, gyro_kernel, relative_navigation_kernel, star_tracker_kernel
 
 __all__ = [
     "NavigationParams",

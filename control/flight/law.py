@@ -43,8 +43,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..dq import swap
-from .arm import (
+from ...dq import swap
+from ..arm import (
     ArmCommand,
     ArmController,
     joint_acceleration_kernel,
@@ -52,11 +52,11 @@ from .arm import (
     joint_torque_kernel,
     task_error_kernel,
 )
-from .base import BaseCommand, BaseController, base_law_kernel, reaction_kernel
-from .ik import _STATUS, LIMIT_TOL, IKResult
-from .pd import PDGains, State
-from .pose_error import PoseError
-from .trajectories import JointReference
+from ..base import BaseCommand, BaseController, base_law_kernel, reaction_kernel
+from ..ik import _STATUS, LIMIT_TOL, IKResult
+from ..pd import PDGains, State
+from ..pose_error import PoseError
+from ..trajectories import JointReference
 
 __all__ = ["StationKeepingLaw", "LawOutput", "LawWork", "law_work", "station_keeping_kernel"]
 

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .dispersions import Dispersions, percentiles, requirement_table
-from .metrics import METRICS
-from .sweep_store import SERIES_FILE
+from ..sim.metrics import METRICS
+from ..spec.dispersions import Dispersions, percentiles, requirement_table
+from ..store.sweep_store import SERIES_FILE
 
 __all__ = [
     "montecarlo",
@@ -278,7 +278,7 @@ def montecarlo(
     }
     df.attrs["montecarlo"] = info
     if out is not None:
-        from .campaign_plots import plot_montecarlo
+        from ..figures.campaign_plots import plot_montecarlo
 
         out = Path(out)
         tmp = out / "montecarlo.json.tmp"

@@ -47,7 +47,7 @@ def open_loop_model(config):
     The runner's open-loop branch builds ``models.space_manipulator()`` with its
     defaults; this mirrors it (the scenario's ``[model]`` section is not read there).
     """
-    from ..multibody import models
+    from ...multibody import models
 
     _section(config, "open_loop")
     return models.space_manipulator()
@@ -74,8 +74,8 @@ def _base_force(config):
 
 def _embedded_kinematics(model):
     """Functions ``project(y) -> q`` and ``rates(q, v) -> dq/dt`` on the embedded state."""
-    from ..dq import dq_mul, dq_normalize, quat_mul
-    from ..multibody.model import JointType
+    from ...dq import dq_mul, dq_normalize, quat_mul
+    from ...multibody.model import JointType
 
     joints = [
         (int(model.joint_type[k]), model.q_slice(k), model.v_slice(k)) for k in range(model.nb)
@@ -128,8 +128,8 @@ def reference_ee_positions(config, t, rtol=REFERENCE_RTOL):
     """
     from scipy.integrate import solve_ivp
 
-    from ..dq import translation_from_dq
-    from ..multibody import forward_dynamics, frame_pose
+    from ...dq import translation_from_dq
+    from ...multibody import forward_dynamics, frame_pose
 
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):

@@ -58,20 +58,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .metrics import METRICS
-from .scenario import Scenario, load_scenario
-from .storage import atomic_write_bytes
-from .sweep_store import _report_damaged, _Store
-from .variants import (
+from ..sim.metrics import METRICS
+from ..spec.scenario import Scenario, load_scenario
+from ..spec.variants import (
     _cell,
     _resolved_value,
     make_variants,
 )
+from ..store.storage import atomic_write_bytes
+from ..store.sweep_store import _report_damaged, _Store
 
 if TYPE_CHECKING:
     import pandas
 
-    from .scenario import Scenario
+    from ..spec.scenario import Scenario
 
 __all__ = ["sweep", "connect", "EXTRA_COLUMNS"]
 
@@ -150,8 +150,8 @@ def _evaluate(config, source, custom, keep_result, series=None):
     traceback, result (Results or None), series (``series(result)``: dict name -> 1-D
     float array, or None).
     """
-    from .metrics import summarize
-    from .runner import run
+    from ..sim.metrics import summarize
+    from ..sim.runner import run
 
     rec = {"metrics": {}, "run_time": float("nan"), "error": None, "traceback": None}
     rec["result"] = rec["series"] = None

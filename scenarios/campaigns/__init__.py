@@ -1,0 +1,1 @@
+"""Campaigns: sweeps over variants, Monte Carlo over dispersions, gain tuning."""

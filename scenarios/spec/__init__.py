@@ -1,0 +1,2 @@
+"""Scenario specification: the schema, reading and validating scenario files, overrides,
+variants and dispersions.  The only code that reads a scenario dict."""

@@ -1,0 +1,1 @@
+"""Storage: results on disk (atomic writes, checkpoints, locks) and sweep stores."""
