@@ -43,6 +43,7 @@ from .model import Model
 
 __all__ = [
     "INPUTS_SIG",
+    "resolve_inputs",
     "no_inputs",
     "simulate_compiled",
     "simulate_batch",
@@ -84,8 +85,10 @@ def _typeof_compiled(val, c):
 _RESOLVED = {}
 
 
-def _callback(fn):
-    """The inputs callback as a resolved function pointer (cached per callback)."""
+def resolve_inputs(fn):
+    """The inputs callback ``fn`` (a numba function compiled with :data:`INPUTS_SIG`, or None
+    for no inputs) as a resolved function pointer typed as numba's ``FunctionType``: what a
+    compiled loop that calls ``rk4_loop`` takes (cached per callback)."""
     fn = compiled(_sim.no_inputs if fn is None else fn)
     try:
         return _RESOLVED[fn]
@@ -187,7 +190,7 @@ def simulate_compiled(
     v = _state.vector(v0, "v0", model.nv).copy()
     dt, t0 = _finite(dt, "dt", positive=True), _finite(t0, "t0")
     n_steps, record_every = _steps(n_steps, record_every)
-    inputs = _callback(inputs)
+    inputs = resolve_inputs(inputs)
     params = _f64(np.zeros(0) if params is None else params, "params", ndim=1)
     mem = _memory(mem, (0,))
     chunk = n_steps
@@ -321,7 +324,7 @@ def simulate_batch(
     V = np.empty((B, rows + 1, model.nv))
     Q[:, 0], V[:, 0] = Q0, V0
     st = np.zeros((B, 2), dtype=np.int64)
-    inputs = _callback(inputs)
+    inputs = resolve_inputs(inputs)
     Qw = np.empty((B, max(rows, 1), model.nq))
     Vw = np.empty((B, max(rows, 1), model.nv))
     _sim.rk4_batch(

@@ -1,0 +1,184 @@
+"""The closed loop of a scenario, simulated in chunks of ticks.
+
+At every control tick (default 100 Hz, zero-order hold) the flight software
+(:mod:`dqspace.control.flight`) estimates its state, runs the arm and base laws and decides
+the actuators' commands; the plant (:class:`~dqspace.scenarios.sim.plant.Plant`) is
+integrated over the period with them held.  :class:`ClosedLoop` runs the ticks in chunks of
+the compiled loop (:func:`~dqspace.scenarios.sim.loop.closed_loop`): a chunk ends at the next
+checkpoint, the next thruster fault, or after a tenth of the run (progress); the rows a chunk
+recorded are kept whatever stops it (Ctrl-C, an error).  Thruster faults take effect
+between chunks, at the first tick at or after their time.  The series a result holds are
+those of :data:`~dqspace.scenarios.sim.series.CLOSED_LOOP`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...control.flight.interfaces import command_arrays
+from ...multibody import IntegrationError
+from ..build.flight import flight_software
+from ..build.system import build_system, thruster_faults
+from . import loop
+from .plant import Plant
+from .series import CLOSED_LOOP, Chunk, Sizes, spec, values
+
+__all__ = ["ClosedLoop", "NO_THRUSTER", "off_level"]
+
+#: [s] simulated time of one compiled call at most (progress and Ctrl-C between calls)
+CHUNK_SECONDS = 1.0
+#: the event recorded when the last working thruster fails
+NO_THRUSTER = "no working thruster"
+
+
+def off_level(ts):
+    """(S,) thrust [N] each thruster delivers when commanded off (stuck-on ones: not 0)."""
+    return ts.delivered_thrust(np.zeros(ts.n))
+
+
+class ClosedLoop:
+    """The closed loop of a resolved scenario ``cfg`` (module docstring); the runner calls
+    :meth:`simulate` with a recorder of :attr:`spec`."""
+
+    closed = True
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.sy = sy = build_system(cfg)
+        self.flight = flight_software(sy)
+        self.plant = Plant(sy)
+        self.K, self.S, self.W = self.flight.K, self.flight.S, self.flight.W
+        self.rate = cfg["control"]["rate"]
+        self.period = 1.0 / self.rate
+        self.duration = T = cfg["scenario"]["duration"]
+        self.n_ticks = int(round(T / self.period))
+        self.rows = self.n_ticks + 1
+        self.sizes = Sizes(sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W)
+        self.spec = spec(CLOSED_LOOP, self.sizes)
+        self._kernel = None
+        self.t = 0.0
+
+    def simulate(self, rec, checkpoint, bar):
+        cfg, sy, period = self.cfg, self.sy, self.period
+        rec.manifest["system"] = sy.description
+        rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
+        faults = sorted(cfg["faults"], key=lambda f: f["time"])
+        flight, N = self.flight, self.n_ticks
+        every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
+        # ticks per compiled call at most: 1 s simulated, and a tenth of the run (progress)
+        span = max(1, min(int(round(CHUNK_SECONDS / period)), math.ceil(N / 10)))
+        self.q, self.v = sy.q0.copy(), sy.v0.copy()
+        n, S, K, W = sy.arm_info.n, self.S, self.K, self.W
+        # the commands the plant holds before the first tick decides any (with a
+        # computation delay): no torque, thrusters off
+        self.held = command_arrays(n, S, K, W)
+        if S:
+            self.held.off_level[:] = off_level(sy.thrusters)
+        self.fresh = command_arrays(n, S, K, W)
+        self.health = sy.thrusters
+        self.block = self.plant.block()
+        k = 0
+        while k <= N:
+            t = self.t = k * period
+            # ---- thruster faults take effect from the first tick at or after their time
+            while faults and faults[0]["time"] <= t + 1e-9:
+                f = faults.pop(0)
+                self.health = thruster_faults(self.health, f)
+                flight.set_health(self.health)
+                rec.manifest["events"].append({"t": t, "event": "thruster fault", **f})
+                if not np.any(
+                    self.health.delivered_thrust(self.health.sigma_max) > off_level(self.health)
+                ):
+                    rec.manifest["events"].append({"t": t, "event": NO_THRUSTER})
+            # ---- a chunk: up to the next checkpoint, fault, or progress report (after
+            # every tick c > 0 a multiple of `every`, and every tick a multiple of `span`)
+            c = max(every, math.ceil(k / every) * every)
+            p = max(span, math.ceil(k / span) * span)
+            k1 = min(N + 1, c + 1, p + 1)
+            if faults:
+                k1 = min(k1, max(k + 1, math.ceil((faults[0]["time"] - 1e-9) / period)))
+            self._chunk(rec, k, k1, rng)
+            bar.update(self.t)
+            k = k1
+            if (k - 1) % every == 0 and 0 < k - 1 < N:
+                checkpoint()
+
+    def _tables(self, k0, k1, rng):
+        """Per tick of ``k0 .. k1 - 1``: the references and the disturbance wrench on the
+        base (:data:`~dqspace.scenarios.sim.loop.Tables`)."""
+        dist, m = self.cfg["disturbance"], k1 - k0
+        arm_ref, base_ref = self.flight.references(np.arange(k0, k1) * self.period)
+        d6 = np.tile(np.r_[dist["force"], dist["torque"]], (m, 1))
+        if dist["force_noise_std"] > 0 or dist["torque_noise_std"] > 0:
+            for r in range(m):  # one tick after the other: the same draws in any chunking
+                d6[r] += np.r_[
+                    rng.normal(0, dist["force_noise_std"], 3),
+                    rng.normal(0, dist["torque_noise_std"], 3),
+                ]
+        return loop.Tables(arm_ref, base_ref, d6)
+
+    def _chunk(self, rec, k0, k1, rng):
+        """Ticks ``k0 .. k1 - 1``: simulate, then append their series to ``rec``."""
+        sy = self.sy
+        tables = self._tables(k0, k1, rng)
+        R = loop.record_arrays(
+            k1 - k0, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
+            len(self.plant.mem),
+        )  # fmt: skip
+        # (status, rows recorded, dynamics steps done at a failure, tick reached)
+        out = np.zeros(4, dtype=np.int64)
+        error = None
+        try:
+            error = self._run(k0, k1, tables, R, out)
+        finally:  # what was computed is kept, also on Ctrl-C or an error
+            done = int(out[1])
+            if done:
+                rec.add_rows(done, **self._series(R, done, tables))
+        if error is not None:
+            raise error
+
+    def _run(self, k0, k1, tables, R, out):
+        """The chunk in one compiled call; returns the error that stopped it, or None."""
+        fl, pl = self.flight, self.plant
+        args = (
+            self.block, fl.params, fl.state, fl.work, tables, self.held, self.fresh, self.q,
+            self.v, self.period, self.cfg["control"]["computation_delay"], k0, k1,
+            self.n_ticks, R, out,
+        )  # fmt: skip
+        if self._kernel is None:  # typed once a run (the arguments keep their types)
+            self._kernel = loop.closed_loop.dispatcher(*args)
+        try:
+            self._kernel(*args)
+        finally:
+            self.t = int(out[3]) * self.period
+        status = int(out[0])
+        if status == loop.OK:
+            return None
+        if status in (loop.WRENCH_NONFINITE, loop.TORQUE_NONFINITE):
+            what = "base wrench" if status == loop.WRENCH_NONFINITE else "arm torque"
+            return IntegrationError(f"the {what} turned non-finite at t = {self.t:.6g} s")
+        t_fail = self.t + int(out[2]) * pl.dt
+        if status == loop.SINGULAR:
+            return IntegrationError(f"mass matrix not positive-definite at t = {t_fail:.6g} s")
+        return IntegrationError(f"state turned non-finite at t = {t_fail:.6g} s")
+
+    def _series(self, R, m, tables):
+        """The recorded series (:data:`~dqspace.scenarios.sim.series.CLOSED_LOOP`) of the
+        first m rows of a chunk."""
+        sy, info = self.sy, self.sy.arm_info
+        chunk = Chunk(
+            R=R,
+            m=m,
+            arm_ref=tables.arm_ref,
+            base_ref=tables.base_ref,
+            period=self.period,
+            dt=self.plant.dt,
+            tau_limit=info.torque_limit,
+            rate_limit=info.rate_limit,
+            H_true=sy.thruster_H_true if sy.thrusters is not None else np.zeros((6, 0)),
+            sigma_max=sy.thrusters.sigma_max if sy.thrusters is not None else np.zeros(0),
+            limited=self.plant.devices(R.limited[:m] > 0.0),
+        )
+        return values(CLOSED_LOOP, chunk)
