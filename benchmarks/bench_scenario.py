@@ -47,8 +47,8 @@ from dqspace.control.flight.law import law_work, station_keeping_kernel  # noqa:
 from dqspace.multibody import models, simulate_compiled  # noqa: E402
 from dqspace.multibody.kernels import sim  # noqa: E402
 from dqspace.scenarios import load_scenario, run  # noqa: E402
-from dqspace.scenarios.sim import runner as _runner  # noqa: E402
 from dqspace.scenarios.sim.boundary import apply_commands  # noqa: E402
+from dqspace.scenarios.sim.closed_loop import ClosedLoop  # noqa: E402
 
 USER_CONTROLLER = "bench_scenario_user:Base"
 
@@ -77,7 +77,8 @@ def _scenario(T, extra=()):
 def _time_law(A, seed, B, ff, Q, V, nq_c, nv_c, arm_ref, base_ref, w):
     for k in range(Q.shape[0]):
         station_keeping_kernel(
-            A, seed, B, ff, Q[k, :nq_c], V[k, :nv_c], arm_ref[k, :8], arm_ref[k, 8:14],
+            A, seed, B, None, ff, 0.01 * k, Q[k, :nq_c], V[k, :nv_c], arm_ref[k, :8],
+            arm_ref[k, 8:14],
             arm_ref[k, 14:], base_ref[k, :8], base_ref[k, 8:14], base_ref[k, 14:], w,
         )  # fmt: skip
 
@@ -140,7 +141,7 @@ def _time_plant(ints, reals, g, inputs, params, mem, steps, valves, Q, V, tau, n
 def _split(T):
     """Per-tick cost [s] of each part, over the ticks of a T-second run."""
     cfg = load_scenario("station-keeping", [f"scenario.duration={T}"]).config
-    cl = _runner._ClosedLoop(cfg)
+    cl = ClosedLoop(cfg)
     N = cl.n_ticks
     recorded = {}
 
@@ -154,18 +155,22 @@ def _split(T):
     keep = []
     orig = cl._series
 
-    def series(R, m, arm_ref, base_ref):
-        keep.append((R, m, arm_ref, base_ref))
-        return orig(R, m, arm_ref, base_ref)
+    def series(R, m, tables):
+        keep.append((R, m, tables.arm_ref, tables.base_ref))
+        return orig(R, m, tables)
+
+    class _NoBar:
+        def update(self, t):
+            pass
 
     cl._series = series
-    cl.simulate(_Rec(), lambda: None, _runner._Progress(T, False))
+    cl.simulate(_Rec(), lambda: None, _NoBar())
     R = {f: np.concatenate([getattr(r[0], f)[: r[1]] for r in keep]) for f in keep[0][0]._fields}
     arm_ref = np.concatenate([r[2][: r[1]] for r in keep])
     base_ref = np.concatenate([r[3][: r[1]] for r in keep])
     sy, fl, pl = cl.sy, cl.flight, cl.plant
-    law = fl.law
-    P = fl.params
+    law = fl.params.law
+    P = fl.params.act
     out = {}
     n = N  # ticks with a plant step after them
 
@@ -185,8 +190,9 @@ def _split(T):
 
     def law_run():
         _time_law(
-            law.arm.kernel_params(), seed0.copy(), law.base.kernel_params(), law.feedforward,
-            R["q"], R["v"], fl.nq_c, fl.nv_c, arm_ref, base_ref, law_work(sy.arm_info.n),
+            law.arm, seed0.copy(), law.base, law.feedforward,
+            R["q"], R["v"], fl.index.nq_c, fl.index.nv_c, arm_ref, base_ref,
+            law_work(sy.arm_info.n),
         )  # fmt: skip
 
     timed("station-keeping law (IK, computed torque, base PD + feedforward)", law_run)
@@ -205,7 +211,7 @@ def _split(T):
     tau[:, 6 : 6 + sy.arm_info.n] = R["arm_tau"]
     timed(
         "plant (10 RK4 steps, 21 DOF, plant boundary)", _time_plant, ints, reals,
-        sy.plant.gravity, pl.inputs, pl.params, pl.mem, pl.steps, pl.valves,
+        sy.plant.gravity, pl.block().inputs, pl.params, pl.mem, pl.steps, pl.valves,
         np.ascontiguousarray(R["q"][:n]), np.ascontiguousarray(R["v"][:n]), tau[:n],
         np.ascontiguousarray(R["n_on"][:n]), np.ascontiguousarray(R["on_level"][:n]),
         np.ascontiguousarray(R["off_level"][:n]), np.zeros((n, 6)),
@@ -244,7 +250,7 @@ def main():
     rows = [
         ("bare plant: 13-DOF torque-free, simulate_compiled", b, T),
         ("station-keeping, compiled closed loop (fast allocator)", c, T),
-        (f"station-keeping, cvxpy allocator (Python loop, {T_slow:g} s)", cvx, T_slow),
+        (f"station-keeping, cvxpy allocator (a Python stage, {T_slow:g} s)", cvx, T_slow),
         (f"station-keeping, a user's Python controller ({T_slow:g} s)", user, T_slow),
     ]
     for name, w, dur in rows:

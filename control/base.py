@@ -38,7 +38,14 @@ from .pd import PDGains, State, checked_state, dual_pd_kernel
 from .pose_error import PoseError, pose_error_kernel
 from .trajectories import PoseReference
 
-__all__ = ["BaseCommand", "BaseController", "BaseLawParams", "base_law_kernel", "reaction_kernel"]
+__all__ = [
+    "BaseCommand",
+    "BaseController",
+    "BaseLawParams",
+    "base_law_kernel",
+    "pd_base_law_kernel",
+    "reaction_kernel",
+]
 
 #: What the compiled base law reads (:meth:`BaseController.kernel_params`): the model
 #: (``ints``, ``reals``, ``gravity``) and the four gain vectors (3,) of :class:`PDGains`.
@@ -115,6 +122,10 @@ class BaseController:
         return BaseLawParams(
             ints, reals, self.model.gravity, g.kp_rot, g.kp_trans, g.kd_rot, g.kd_trans
         )
+
+    def kernel_state(self) -> None:
+        """The law's state carried from tick to tick: none (the dual PD is stateless)."""
+        return None
 
     def _state(self, state):
         return checked_state(self.model, state)
@@ -194,3 +205,12 @@ def base_law_kernel(P, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, 
         ff[:] = 0.0
     for j in range(6):
         wrench[j] = fb[j] + ff[j]
+
+
+@njit(cache=True)
+def pd_base_law_kernel(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e,
+                       e_log, e_twist):  # fmt: skip
+    """:func:`base_law_kernel` as the compiled tick's base-law stage (its contract:
+    :func:`~dqspace.control.flight.law.register_base_law`); ``state`` (None) and ``t``
+    unused."""
+    base_law_kernel(P, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, e_log, e_twist)

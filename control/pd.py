@@ -33,6 +33,7 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import swap
+from ..multibody import check_configuration
 from .pose_error import PoseError, pose_error
 from .trajectories import PoseReference
 
@@ -197,8 +198,6 @@ def checked_state(model, state: State) -> tuple[NDArray[np.float64], NDArray[np.
     """``(q, v)`` of ``state`` for the kernels of a controller on ``model``: shapes
     ``(nq,)``, ``(nv,)``, a valid configuration (unit base pose), a finite velocity;
     ValueError naming what is wrong."""
-    from ..multibody import check_configuration
-
     q = np.asarray(state.q, float)
     v = np.asarray(state.v, float)
     if q.shape != (model.nq,) or v.shape != (model.nv,):

@@ -11,7 +11,8 @@ writes is a (1,) array), made by its ``*_arrays`` function:
 
 * :data:`PlantIndex` -- where the flight software's quantities sit in the plant state
   (what a sensor reads);
-* :data:`Measurements` -- what the sensors delivered at the tick;
+* :data:`~dqspace.control.flight.navigation.Measurements` -- what the sensors delivered at
+  the tick (declared with the sensing stage, which writes it);
 * :data:`Estimate` -- what the flight software knows (the state the controllers see);
 * :data:`Commands` -- what the plant holds over the next control period.
 
@@ -28,8 +29,6 @@ import numpy as np
 __all__ = [
     "PlantIndex",
     "plant_index",
-    "Measurements",
-    "measurement_arrays",
     "Estimate",
     "estimate_arrays",
     "Commands",
@@ -51,28 +50,6 @@ def plant_index(nq_c, nv_c, arm_v=(), gimbal_q=(), gimbal_v=(), wheel_v=(), rw_v
     i = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (arm_v, gimbal_q, gimbal_v)]
     j = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (wheel_v, rw_v)]
     return PlantIndex(int(nq_c), int(nv_c), *i, *j)
-
-
-#: What the sensors delivered at a tick (:func:`measurement_arrays`): the star tracker's
-#: newest attitude ``star`` (4,) and ``star_new`` (1,) the samples it delivered at this
-#: tick; the gyro's newest rate ``gyro`` (3,) [rad/s] and ``gyro_valid`` (1,) 1 once it
-#: has delivered one; the relative navigation's newest ``relnav`` (6,) (position [m],
-#: velocity [m/s], inertial) and ``relnav_new`` (1,); the encoders' joint angles ``joints``
-#: (n,) and the joint tachometer's ``joint_rates`` (n,); the device encoders and
-#: tachometers: ``gimbal`` [rad], ``gimbal_rate`` [rad/s], ``vscmg_speed`` [rad/s] (K,),
-#: ``rw_speed`` (W,) [rad/s].
-Measurements = namedtuple(
-    "Measurements",
-    ["star", "star_new", "gyro", "gyro_valid", "relnav", "relnav_new", "joints",
-     "joint_rates", "gimbal", "gimbal_rate", "vscmg_speed", "rw_speed"],
-)  # fmt: skip
-
-
-def measurement_arrays(n: int, K: int, W: int) -> Measurements:
-    """Zeroed :data:`Measurements` for n arm joints, K VSCMGs and W reaction wheels."""
-    size = dict(star=4, gyro=3, relnav=6, joints=n, joint_rates=n, gimbal=K, gimbal_rate=K)
-    size.update(vscmg_speed=K, rw_speed=W)
-    return Measurements(*(np.zeros(size.get(f, 1)) for f in Measurements._fields))
 
 
 #: What the flight software knows at a tick (:func:`estimate_arrays`): ``q`` (nq_c,), ``v``

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 from numpy.typing import NDArray
 
 from ...dq import swap
@@ -52,13 +53,78 @@ from ..arm import (
     joint_torque_kernel,
     task_error_kernel,
 )
-from ..base import BaseCommand, BaseController, base_law_kernel, reaction_kernel
+from ..base import (
+    BaseCommand,
+    BaseController,
+    BaseLawParams,
+    pd_base_law_kernel,
+    reaction_kernel,
+)
 from ..ik import _STATUS, LIMIT_TOL, IKResult
 from ..pd import PDGains, State
 from ..pose_error import PoseError
 from ..trajectories import JointReference
 
-__all__ = ["StationKeepingLaw", "LawOutput", "LawWork", "law_work", "station_keeping_kernel"]
+__all__ = [
+    "StationKeepingLaw",
+    "LawOutput",
+    "LawWork",
+    "law_work",
+    "station_keeping_kernel",
+    "register_base_law",
+    "BASE_LAWS",
+]
+
+#: The base laws the compiled tick runs: controller class -> its kernel (see
+#: :func:`register_base_law`).
+BASE_LAWS: dict = {}
+
+
+def register_base_law(controller_class, params_class, kernel) -> None:
+    """Make ``controller_class`` a base law the compiled tick runs.
+
+    ``controller_class`` follows the base controller protocol (``base(t, state, reference,
+    *, arm_acc=None) -> command`` with ``wrench`` and ``feedforward``) and has
+    ``kernel_params()`` returning a ``params_class`` (a named tuple of arrays and numbers
+    holding at least the controller model's ``ints``, ``reals``, ``gravity``) and
+    ``kernel_state()`` returning the law's state carried from tick to tick (arrays it
+    advances in place, or None).  ``kernel`` is compiled::
+
+        kernel(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc,
+               wrench, fb, ff, e, e_log, e_twist)
+
+    with the base's state in ``q[:8]``, ``v[:6]`` (controller model), its reference
+    ``pose`` (8,), ``twist``, ``acc`` (6,) (inertial), ``use_ff`` (bool) and the arm's
+    planned joint accelerations ``arm_acc``; it writes the wrench ``[f, tau]`` (6,), its
+    feedback and feedforward parts, and the pose error ``e`` (8,), ``e_log``, ``e_twist``
+    (6,).  Only the exact class runs compiled (a user's subclass runs in Python).
+    """
+    BASE_LAWS[controller_class] = (params_class, kernel)
+
+
+def _base_law(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et):
+    raise TypeError("compiled only: the base law stage of station_keeping_kernel")
+
+
+def _stage(kernel):
+    """The base-law stage calling ``kernel`` (a registered law's)."""
+
+    def impl(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et):
+        kernel(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et)
+
+    return impl
+
+
+@overload(_base_law)
+def _base_law_typed(
+    P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et
+):
+    if isinstance(P, types.BaseNamedTuple):
+        for params_class, kernel in BASE_LAWS.values():
+            if P.instance_class is params_class:
+                return _stage(kernel)
+    return None
+
 
 #: The arrays one tick of :func:`station_keeping_kernel` writes (:func:`law_work` makes
 #: them): the base ``wrench``, ``feedback``, ``feedforward``, ``reaction`` (6,) ``[f,
@@ -138,7 +204,7 @@ class StationKeepingLaw:
         self, t: float, state: State, base_reference: Any, arm_reference: Any
     ) -> LawOutput:
         if self.compiled:
-            return self._compiled(state, base_reference, arm_reference)
+            return self._compiled(t, state, base_reference, arm_reference)
         arm_cmd = self.arm(t, state, arm_reference)
         acc = getattr(arm_cmd, "acc", None)
         ff_acc = acc if (self.feedforward and acc is not None) else None
@@ -166,16 +232,17 @@ class StationKeepingLaw:
     def compiled(self) -> bool:
         """True when both controllers are the built-in ones (:class:`ArmController`,
         :class:`BaseController`): the tick then runs as :func:`station_keeping_kernel`."""
-        return type(self.arm) is ArmController and type(self.base) is BaseController
+        return type(self.arm) is ArmController and type(self.base) in BASE_LAWS
 
-    def _compiled(self, state, base_reference, arm_reference):
+    def _compiled(self, t, state, base_reference, arm_reference):
         q, v = self.arm.law._state(state)
         w = law_work(self.arm.law.n)
         self.arm.seed = np.array(self.arm.seed, dtype=float)
         station_keeping_kernel(
             self.arm.kernel_params(), self.arm.seed, self.base.kernel_params(),
-            self.feedforward, q, v, arm_reference.pose, arm_reference.twist, arm_reference.acc,
-            base_reference.pose, base_reference.twist, base_reference.acc, w,
+            self.base.kernel_state(), self.feedforward, t, q, v, arm_reference.pose,
+            arm_reference.twist, arm_reference.acc, base_reference.pose, base_reference.twist,
+            base_reference.acc, w,
         )  # fmt: skip
         return law_output(w, self.arm.kernel_params())
 
@@ -204,8 +271,8 @@ def law_output(w: LawWork, P) -> LawOutput:
 
 
 @njit(cache=True)
-def station_keeping_kernel(A, seed, B, feedforward, q, v, arm_pose, arm_twist, arm_acc,
-                           base_pose, base_twist, base_acc, w):  # fmt: skip
+def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pose, arm_twist,
+                           arm_acc, base_pose, base_twist, base_acc, w):  # fmt: skip
     """One tick of :class:`StationKeepingLaw` with the built-in controllers, compiled.
 
     ``A`` the arm's ``ArmLawParams``, ``seed`` (n,) its IK warm start (advanced), ``B`` the
@@ -227,9 +294,9 @@ def station_keeping_kernel(A, seed, B, feedforward, q, v, arm_pose, arm_twist, a
     joint_acceleration_kernel(
         A.kp, A.kd, A.q0, A.v0, q, v, w.q_r, w.v_r, w.a_r, w.acc, w.joint_err, w.joint_rate_err
     )
-    base_law_kernel(
-        B, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench, w.feedback,
-        w.feedforward, w.base_dq, w.base_log, w.base_twist,
+    _base_law(
+        B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
+        w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
     )  # fmt: skip
     if feedforward:
         for j in range(6):
@@ -244,3 +311,6 @@ def station_keeping_kernel(A, seed, B, feedforward, q, v, arm_pose, arm_twist, a
         A.ints, A.reals, A.gravity, A.floating, A.v0, q, v, w.acc, True, u_b, w.tau, w.base_acc
     )
     task_error_kernel(A, q, v, arm_pose, arm_twist, w.ee_dq, w.ee_log, w.ee_twist)
+
+
+register_base_law(BaseController, BaseLawParams, pd_base_law_kernel)

@@ -42,6 +42,8 @@ from ..navigation import (
 from ..sensors import encoder_kernel, gyro_kernel, relative_navigation_kernel, star_tracker_kernel
 
 __all__ = [
+    "Measurements",
+    "measurement_arrays",
     "SensorParams",
     "SensorState",
     "FilterParams",
@@ -55,6 +57,28 @@ __all__ = [
     "commanded_force_kernel",
     "estimate_error_kernel",
 ]
+
+#: What the sensors delivered at a tick (:func:`measurement_arrays`): the star tracker's
+#: newest attitude ``star`` (4,) and ``star_new`` (1,) the samples it delivered at this
+#: tick; the gyro's newest rate ``gyro`` (3,) [rad/s] and ``gyro_valid`` (1,) 1 once it
+#: has delivered one; the relative navigation's newest ``relnav`` (6,) (position [m],
+#: velocity [m/s], inertial) and ``relnav_new`` (1,); the encoders' joint angles ``joints``
+#: (n,) and the joint tachometer's ``joint_rates`` (n,); the device encoders and
+#: tachometers: ``gimbal`` [rad], ``gimbal_rate`` [rad/s], ``vscmg_speed`` [rad/s] (K,),
+#: ``rw_speed`` (W,) [rad/s].
+Measurements = namedtuple(
+    "Measurements",
+    ["star", "star_new", "gyro", "gyro_valid", "relnav", "relnav_new", "joints",
+     "joint_rates", "gimbal", "gimbal_rate", "vscmg_speed", "rw_speed"],
+)  # fmt: skip
+
+
+def measurement_arrays(n: int, K: int, W: int) -> Measurements:
+    """Zeroed :data:`Measurements` for n arm joints, K VSCMGs and W reaction wheels."""
+    size = dict(star=4, gyro=3, relnav=6, joints=n, joint_rates=n, gimbal=K, gimbal_rate=K)
+    size.update(vscmg_speed=K, rw_speed=W)
+    return Measurements(*(np.zeros(size.get(f, 1)) for f in Measurements._fields))
+
 
 #: The sensor suite (:func:`sense_kernel`): ``star``
 #: (:data:`~dqspace.control.sensors.StarTrackerParams`), ``gyro``

@@ -19,8 +19,9 @@ from numpy.typing import NDArray
 
 from ..trajectories import sample_trajectory
 from .actuation import ActuationState, actuation_work
-from .interfaces import Commands, Estimate, command_arrays, estimate_arrays, measurement_arrays
+from .interfaces import Commands, Estimate, command_arrays, estimate_arrays
 from .law import LawWork, law_work
+from .navigation import measurement_arrays
 from .python_stage import AllocationStage, LawStage, PythonAllocation, PythonLaw, register
 from .tick import CompiledLaw, FlightParams, FlightState, TickWork, tick
 
@@ -77,11 +78,11 @@ class FlightSoftware:
                 law.arm.kernel_params(), law.base.kernel_params(), law.feedforward
             )
             law.arm.seed = np.array(law.arm.seed, dtype=float)
-            seed = law.arm.seed
+            seed, base_state = law.arm.seed, law.base.kernel_state()
         else:
             stage = LawStage(law, trajectory, base_reference, model, ee_frame)
             law_block = PythonLaw(register(stage, self))
-            seed = np.zeros(n)
+            seed, base_state = np.zeros(n), None
         alloc_block = None
         self.allocation = None
         if allocator is not None and S:
@@ -92,6 +93,7 @@ class FlightSoftware:
         self.state = FlightState(
             nav_state,
             seed,
+            base_state,
             ActuationState(np.zeros(S, dtype=np.bool_), np.zeros(S), dump_active),
         )
         self.work = TickWork(

@@ -76,9 +76,10 @@ CompiledLaw = namedtuple("CompiledLaw", ["arm", "base", "feedforward"])
 FlightParams = namedtuple("FlightParams", ["index", "nav", "law", "alloc", "act"])
 
 #: What carries over from tick to tick: ``nav`` (the navigation's state, or None),
-#: ``seed`` (n,) the IK's warm start, ``act``
+#: ``seed`` (n,) the IK's warm start, ``base`` the base law's state (its
+#: ``kernel_state()``, None for a stateless law), ``act``
 #: (:data:`~dqspace.control.flight.actuation.ActuationState`).
-FlightState = namedtuple("FlightState", ["nav", "seed", "act"])
+FlightState = namedtuple("FlightState", ["nav", "seed", "base", "act"])
 
 #: A tick's work arrays: ``meas`` (Measurements), ``est`` (Estimate), ``law`` (LawWork),
 #: ``act`` (ActuationWork).
@@ -104,7 +105,7 @@ def tick(p, s, w, t, q, v, arm_ref, base_ref, cmd):
     # ---- 1. what the flight software knows
     _know(p.nav, s.nav, p.index, t, q, v, w.meas, w.est)
     # ---- 2. the laws
-    _laws(p.law, s.seed, t, w.est, arm_ref, base_ref, w.law)
+    _laws(p.law, s.seed, s.base, t, w.est, arm_ref, base_ref, w.law)
     if not _finite(w.law.wrench):
         return WRENCH_NONFINITE
     if not _finite(w.law.tau):
@@ -144,7 +145,7 @@ def _know(nav, nav_state, ix, t, q, v, meas, est):
     _compiled_only()
 
 
-def _laws(law, seed, t, est, arm_ref, base_ref, w):
+def _laws(law, seed, base_state, t, est, arm_ref, base_ref, w):
     """Stage 2: the laws (:func:`_laws_typed`)."""
     _compiled_only()
 
@@ -176,10 +177,10 @@ def _know_typed(nav, nav_state, ix, t, q, v, meas, est):
 
 
 @overload(_laws)
-def _laws_typed(law, seed, t, est, arm_ref, base_ref, w):
+def _laws_typed(law, seed, base_state, t, est, arm_ref, base_ref, w):
     if isinstance(law, types.BaseNamedTuple) and law.instance_class is PythonLaw:
 
-        def python(law, seed, t, est, arm_ref, base_ref, w):
+        def python(law, seed, base_state, t, est, arm_ref, base_ref, w):
             q, v = est.q, est.v
             wrench, ff, reaction, tau = w.wrench, w.feedforward, w.reaction, w.tau
             ee_dq, ee_log, ik_info, key = w.ee_dq, w.ee_log, w.ik_info, law.key
@@ -188,9 +189,9 @@ def _laws_typed(law, seed, t, est, arm_ref, base_ref, w):
 
         return python
 
-    def built_in(law, seed, t, est, arm_ref, base_ref, w):
+    def built_in(law, seed, base_state, t, est, arm_ref, base_ref, w):
         station_keeping_kernel(
-            law.arm, seed, law.base, law.feedforward, est.q, est.v, arm_ref[:8],
+            law.arm, seed, law.base, base_state, law.feedforward, t, est.q, est.v, arm_ref[:8],
             arm_ref[8:14], arm_ref[14:20], base_ref[:8], base_ref[8:14], base_ref[14:20], w,
         )  # fmt: skip
 

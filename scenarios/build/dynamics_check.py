@@ -22,10 +22,13 @@ Accuracy of the reference (measured on the 20 s check, 2001 output times): it mo
 3.7e-10 m after 3 s and 8.4e-7 m after 20 s, converging at 4th order (errors 16 times
 smaller per halved step).  A 20 s reference takes under a second.
 
-Importing this module loads NumPy only; the multibody engine and scipy load on first call.
 """
 
 import numpy as np
+from scipy.integrate import solve_ivp
+
+from ...dq import dq_mul, dq_normalize, quat_mul, translation_from_dq
+from ...multibody import JointType, forward_dynamics, frame_pose, models
 
 __all__ = ["REFERENCE_RTOL", "REFERENCE_METHOD", "open_loop_model", "reference_ee_positions"]
 
@@ -47,7 +50,6 @@ def open_loop_model(config):
     The runner's open-loop branch builds ``models.space_manipulator()`` with its
     defaults; this mirrors it (the scenario's ``[model]`` section is not read there).
     """
-    from ...multibody import models
 
     _section(config, "open_loop")
     return models.space_manipulator()
@@ -74,8 +76,6 @@ def _base_force(config):
 
 def _embedded_kinematics(model):
     """Functions ``project(y) -> q`` and ``rates(q, v) -> dq/dt`` on the embedded state."""
-    from ...dq import dq_mul, dq_normalize, quat_mul
-    from ...multibody.model import JointType
 
     joints = [
         (int(model.joint_type[k]), model.q_slice(k), model.v_slice(k)) for k in range(model.nb)
@@ -126,10 +126,7 @@ def reference_ee_positions(config, t, rtol=REFERENCE_RTOL):
     ------
     ValueError : a config without ``[open_loop]``, bad times, a failed integration
     """
-    from scipy.integrate import solve_ivp
 
-    from ...dq import translation_from_dq
-    from ...multibody import forward_dynamics, frame_pose
 
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):

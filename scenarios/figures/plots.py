@@ -934,7 +934,7 @@ def plot_wheels(res):
 def _steering_law(res):
     """The run's VSCMG steering law rebuilt from its scenario (None if it cannot be)."""
     from ...actuators.steering import SteeringLaw
-    from ..build.system import _cluster
+    from ..build.devices import cluster as _cluster
     from ..spec.config import ScenarioError
 
     cfg, v = _scenario(res), _section(res, "vscmg")

@@ -19,8 +19,9 @@ import numpy as np
 
 from ...control.flight.interfaces import command_arrays
 from ...multibody import IntegrationError
+from ..build.devices import thruster_faults
 from ..build.flight import flight_software
-from ..build.system import build_system, thruster_faults
+from ..build.system import build_system
 from . import loop
 from .plant import Plant
 from .series import CLOSED_LOOP, Chunk, Sizes, spec, values

@@ -1,10 +1,10 @@
-"""The compiled closed loop against the runner's Python loop over the same kernels, and the
-loop's options (chunking, faults, computation delay, the cvxpy reference allocator).
+"""The closed loop with the built-in stages against the same loop with stages in Python (a
+user's controller class, the cvxpy allocator), and the loop's options (chunking, faults,
+computation delay).
 
-A run takes the compiled loop (:mod:`dqspace.scenarios.sim.loop`) with the built-in controllers
-and the fast allocator; a user's controller class (here the built-in one subclassed, so the
-runner cannot compile it) or the cvxpy allocator takes the Python loop.  Both must record the
-same run.
+Every run takes the one compiled loop; a user's controller class (here the built-in one
+subclassed, so the flight software cannot compile it) enters the tick as a Python stage
+(:mod:`dqspace.control.flight.python_stage`).  Both must record the same run.
 """
 
 import sys
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from dqspace.control import BaseController
+from dqspace.control.flight import python_stage
 from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.build.flight import flight_software
 from dqspace.scenarios.build.system import build_system
-from dqspace.scenarios.sim import runner as runner_mod
-from dqspace.scenarios.sim.plant import FlightSoftware
 
 
 @pytest.fixture
@@ -30,20 +30,20 @@ def user_base(monkeypatch):
 
 
 def _paths(monkeypatch):
-    """Which loop each chunk of the next runs takes."""
-    taken = []
-    real_c, real_p = runner_mod._ClosedLoop._compiled, runner_mod._ClosedLoop._python
+    """How many ticks of the next runs ran their laws and their allocation in Python."""
+    taken = {"law": 0, "allocation": 0}
+    real_law, real_alloc = python_stage.LawStage.step, python_stage.AllocationStage.step
 
-    def compiled(self, *a):
-        taken.append("compiled")
-        return real_c(self, *a)
+    def law(self, *a):
+        taken["law"] += 1
+        return real_law(self, *a)
 
-    def python(self, *a):
-        taken.append("python")
-        return real_p(self, *a)
+    def allocation(self, *a):
+        taken["allocation"] += 1
+        return real_alloc(self, *a)
 
-    monkeypatch.setattr(runner_mod._ClosedLoop, "_compiled", compiled)
-    monkeypatch.setattr(runner_mod._ClosedLoop, "_python", python)
+    monkeypatch.setattr(python_stage.LawStage, "step", law)
+    monkeypatch.setattr(python_stage.AllocationStage, "step", allocation)
     return taken
 
 
@@ -66,21 +66,18 @@ def _same(a, b, keys=None, rtol=0.0):
         ),
     ],
 )
-def test_the_compiled_loop_records_what_the_python_loop_records(
-    name, extra, user_base, monkeypatch
-):
+def test_a_python_law_records_what_the_compiled_law_records(name, extra, user_base, monkeypatch):
     taken = _paths(monkeypatch)
     fast = run(load_scenario(name, extra), progress=False)
-    assert set(taken) == {"compiled"}
-    taken.clear()
+    assert taken == {"law": 0, "allocation": 0}
     slow = run(load_scenario(name, [*extra, user_base]), progress=False)
-    assert set(taken) == {"python"}
+    assert taken["law"] == len(slow.t) and taken["allocation"] == 0  # every tick in Python
     assert fast.status == slow.status == "complete"
     # the same kernels in the same order: the same numbers
     _same(fast, slow)
 
 
-def test_a_thruster_fault_is_taken_at_its_tick_in_both_loops(user_base):
+def test_a_thruster_fault_is_taken_at_its_tick_with_compiled_and_python_laws(user_base):
     fault = ["faults=[{time = 0.735, thruster = 2, kind = 'failed_off'}]", "scenario.duration=1.5"]
     fast = run(load_scenario("station-keeping", fault), progress=False)
     slow = run(load_scenario("station-keeping", [*fault, user_base]), progress=False)
@@ -120,13 +117,13 @@ def test_a_computation_delay_applies_each_ticks_commands_one_period_later(user_b
     m, m0 = res.manifest["metrics"], now.manifest["metrics"]
     assert m["base_pos_err_max"] != m0["base_pos_err_max"]
     assert m["base_pos_err_max"] < 1e-3 and m["base_att_err_max"] < 0.05
-    # the Python loop delays the same way
+    # with the laws in Python the delay is the same
     slow = run(load_scenario("station-keeping", [*ov, user_base]), progress=False)
     _same(res, slow)
 
 
 def test_the_cvxpy_reference_allocator_gives_the_same_trajectory():
-    # the Python loop with cvxpy against the compiled loop with the fast allocation.  With
+    # the cvxpy allocator (a Python stage) against the fast allocation (compiled).  With
     # the paper's equal weights the LP optimum is not unique (two thrusters pushing the
     # same way): the simplex picks a vertex, the interior-point solver the face's middle.
     # Distinct weights make it unique; continuous thrust keeps the runs comparable (PWM
@@ -146,7 +143,7 @@ def test_thruster_weights_are_checked():
         build_system(load_scenario("station-keeping", ["thrusters.weights=[1, 2]"]).config)
 
 
-def test_the_runner_compiles_only_what_it_can(user_base):
+def test_the_flight_software_compiles_every_stage_it_can(user_base):
     cases = {
         (): True,
         ("thrusters.allocator=cvxpy",): False,
@@ -155,4 +152,4 @@ def test_the_runner_compiles_only_what_it_can(user_base):
     }
     for ov, compiled in cases.items():
         sy = build_system(load_scenario("station-keeping", list(ov)).config)
-        assert FlightSoftware(sy).compiled is compiled, ov
+        assert flight_software(sy).compiled is compiled, ov

@@ -19,12 +19,14 @@ import _fault_helpers as fh
 import numpy as np
 import pytest
 
+from dqspace.control.flight import python_stage
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.store import storage
-from dqspace.scenarios.sim import plant as flight_mod
+from dqspace.scenarios.sim import closed_loop as closed_mod
+from dqspace.scenarios.sim import open_loop as open_mod
 from dqspace.scenarios.sim import runner as runner_mod
 from dqspace.scenarios.sim.metrics import summarize
 from dqspace.scenarios.sim.runner import RunFailed, RunInterrupted, RunTooLarge
+from dqspace.scenarios.store import storage
 from dqspace.scenarios.store.results import (
     OutputError,
     OutputLocked,
@@ -140,7 +142,7 @@ def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path, monkeypa
         assert f"pid {os.getpid()} on host {socket.gethostname()} since 20" in msg
         assert "(run of test)" in msg and isinstance(exc.value, ValueError)
         assert exc.value.holder["pid"] == os.getpid()
-        monkeypatch.setattr(runner_mod, "build_system", _no_simulation)
+        monkeypatch.setattr(closed_mod, "build_system", _no_simulation)
         with pytest.raises(OutputLocked, match="in use by another writer"):
             run(sk("scenario.duration=0.2"), out=tmp_path, progress=False)
     sample(5).save(tmp_path)  # released
@@ -148,7 +150,7 @@ def test_a_second_writer_is_refused_at_once_naming_the_holder(tmp_path, monkeypa
 
 
 def test_an_unusable_output_directory_is_refused_before_simulating(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner_mod, "build_system", _no_simulation)
+    monkeypatch.setattr(closed_mod, "build_system", _no_simulation)
     sc = sk("scenario.duration=0.2")
     f = tmp_path / "file"
     f.write_text("x")
@@ -353,7 +355,7 @@ def test_a_zip_bomb_with_a_matching_manifest_is_not_inflated(tmp_path):
 def _fail_at(n, exc=None, action=None, name="simulate_compiled", module=None):
     """A runner's ``name`` that raises ``exc`` (or runs ``action``) on its n-th call
     (``module``: where the runner calls it; the closed loop's plant is in ``flight``)."""
-    real = getattr(runner_mod if module is None else module, name)
+    real = getattr(open_mod if module is None else module, name)
     calls = {"n": 0}
 
     def patched(*a, **k):
@@ -369,10 +371,10 @@ def _fail_at(n, exc=None, action=None, name="simulate_compiled", module=None):
 
 
 def _chunk_fail_at(n, exc=None, action=None):
-    """The compiled closed loop's chunk (``_ClosedLoop._compiled``) that, on its n-th call,
+    """The compiled closed loop's chunk (``ClosedLoop._run``) that, on its n-th call,
     runs, then runs ``action`` and raises ``exc``: a signal arriving while compiled code
     ran (Python sees it when the chunk returns)."""
-    real = runner_mod._ClosedLoop._compiled
+    real = closed_mod.ClosedLoop._run
     calls = {"n": 0}
 
     def patched(self, *a, **k):
@@ -397,9 +399,7 @@ def test_a_rerun_keeps_the_previous_complete_result_until_it_completes(tmp_path,
         during["partial"] = Results.load(tmp_path, which="partial")
 
     # chunks of ticks 0-10, 11-20, ... (a checkpoint after each): Ctrl-C in the 5th
-    monkeypatch.setattr(
-        runner_mod._ClosedLoop, "_compiled", _chunk_fail_at(5, KeyboardInterrupt, look)
-    )
+    monkeypatch.setattr(closed_mod.ClosedLoop, "_run", _chunk_fail_at(5, KeyboardInterrupt, look))
     sc = sk("scenario.duration=2.0", "outputs.checkpoint_every=0.1")
     with pytest.raises(RunInterrupted) as exc:
         run(sc, out=tmp_path, progress=False)
@@ -420,7 +420,7 @@ def test_ctrl_c_in_an_open_loop_run_keeps_its_partial_result(tmp_path, monkeypat
     ov = ["scenario.duration=2.0", "control.record_rate=10", "outputs.checkpoint_every=0.5"]
     full = run(load_scenario("dynamics-check", ov), progress=False)
     ctrl_c = _fail_at(3, KeyboardInterrupt, name="simulate_adaptive")  # its integrator
-    monkeypatch.setattr(runner_mod, "simulate_adaptive", ctrl_c)
+    monkeypatch.setattr(open_mod, "simulate_adaptive", ctrl_c)
     with pytest.raises(RunInterrupted) as exc:
         run(load_scenario("dynamics-check", ov), out=tmp_path, progress=False)
     back = Results.load(tmp_path)
@@ -434,7 +434,7 @@ def test_ctrl_c_in_an_open_loop_run_keeps_its_partial_result(tmp_path, monkeypat
 def test_sigterm_is_handled_like_ctrl_c_and_the_old_handler_restored(tmp_path, monkeypatch):
     before = signal.getsignal(signal.SIGTERM)
     term = _chunk_fail_at(3, action=lambda: os.kill(os.getpid(), signal.SIGTERM))
-    monkeypatch.setattr(runner_mod._ClosedLoop, "_compiled", term)
+    monkeypatch.setattr(closed_mod.ClosedLoop, "_run", term)
     with pytest.raises(RunInterrupted) as exc:
         run(
             sk("scenario.duration=1.0", "outputs.checkpoint_every=0.1"),
@@ -448,8 +448,9 @@ def test_sigterm_is_handled_like_ctrl_c_and_the_old_handler_restored(tmp_path, m
     assert signal.getsignal(signal.SIGTERM) is before
 
 
-def test_sigterm_in_the_python_loop_stops_at_the_tick(tmp_path, monkeypatch):
-    # a user's controller class: the runner's Python loop, interrupted between two ticks
+def test_sigterm_in_a_python_stage_stops_at_the_tick(tmp_path, monkeypatch):
+    # a user's controller class runs in Python inside the compiled loop: SIGTERM arriving
+    # while it runs (at its 30th tick) stops the run there, the 29 ticks before kept
     import sys
     import types
 
@@ -458,14 +459,17 @@ def test_sigterm_in_the_python_loop_stops_at_the_tick(tmp_path, monkeypatch):
     mod = types.ModuleType("my_gnc_safety")
     mod.Base = type("Base", (BaseController,), {})
     monkeypatch.setitem(sys.modules, "my_gnc_safety", mod)
-    term = _fail_at(30, action=lambda: os.kill(os.getpid(), signal.SIGTERM), module=flight_mod)
-    monkeypatch.setattr(flight_mod, "simulate_compiled", term)
+    term = _fail_at(
+        30, action=lambda: os.kill(os.getpid(), signal.SIGTERM), name="step",
+        module=python_stage.LawStage,
+    )  # fmt: skip
+    monkeypatch.setattr(python_stage.LawStage, "step", term)
     sc = sk("scenario.duration=1.0", "base_controller.law=my_gnc_safety:Base")
     with pytest.raises(RunInterrupted) as exc:
         run(sc, out=tmp_path, progress=False)
     assert exc.value.reason == "SIGTERM"
     back = Results.load(tmp_path)
-    assert back.status == "interrupted" and len(back.t) == 30
+    assert back.status == "interrupted" and len(back.t) == 29
 
 
 def test_a_divergence_fails_the_run_keeping_its_partial_and_the_previous_result(tmp_path):

@@ -1,23 +1,29 @@
-"""Sensing and navigation in the compiled closed loop: the compiled loop records what the
-runner's Python loop records (sensors on and off), the navigation kernel called from compiled
-code gives what :class:`Navigation` gives, and ``[sensors] gyro_bias_instability`` reaches
-the gyro."""
+"""Sensing and navigation in the closed loop: a run with its laws in Python records what the
+compiled laws record (sensors on and off), the sensing and filtering kernels called tick by
+tick from compiled code give what they give called from Python, and ``[sensors]
+gyro_bias_instability`` reaches the gyro."""
 
 import math
+import sys
+import types
 
 import numpy as np
 import pytest
 from numba import njit
 
+from dqspace.control import BaseController
+from dqspace.control.flight.interfaces import estimate_arrays
 from dqspace.control.flight.navigation import (
     commanded_force_kernel,
-    estimate_arrays,
-    navigation_kernel,
+    estimate_error_kernel,
+    filter_kernel,
+    measurement_arrays,
+    sense_kernel,
 )
+from dqspace.control.sensors import Gyro
 from dqspace.scenarios import ScenarioError, load_scenario, run
+from dqspace.scenarios.build.flight import navigation, plant_index_of
 from dqspace.scenarios.build.system import build_system
-from dqspace.scenarios.sim import runner as runner_mod
-from dqspace.scenarios.sim.plant import FlightSoftware
 
 SK = "station-keeping"
 #: sensors on, with a star-tracker latency of several of its periods' fractions, rates that
@@ -31,29 +37,18 @@ SENSING = [
 ]
 
 
-def _run_counting_paths(monkeypatch, overrides, python_loop):
-    calls = {"_compiled": 0, "_python": 0}
-    for name in calls:
-        real = getattr(runner_mod._ClosedLoop, name)
-
-        def spy(self, *a, _real=real, _name=name):
-            calls[_name] += 1
-            return _real(self, *a)
-
-        monkeypatch.setattr(runner_mod._ClosedLoop, name, spy)
-    if python_loop:
-        monkeypatch.setattr(FlightSoftware, "compiled", property(lambda self: False))
-    res = run(load_scenario(SK, ["scenario.duration=1.5", *overrides]), progress=False)
-    monkeypatch.undo()
-    return res, calls
+@pytest.fixture
+def user_base(monkeypatch):
+    mod = types.ModuleType("my_gnc_nav")
+    mod.Base = type("Base", (BaseController,), {})
+    monkeypatch.setitem(sys.modules, "my_gnc_nav", mod)
+    return "base_controller.law=my_gnc_nav:Base"
 
 
 @pytest.mark.parametrize("overrides", [SENSING, []], ids=["sensors", "truth"])
-def test_the_compiled_loop_records_what_the_python_loop_records(monkeypatch, overrides):
-    a, ca = _run_counting_paths(monkeypatch, overrides, python_loop=False)
-    b, cb = _run_counting_paths(monkeypatch, overrides, python_loop=True)
-    assert ca["_compiled"] > 0 and ca["_python"] == 0  # sensors on stay compiled
-    assert cb["_python"] > 0 and cb["_compiled"] == 0
+def test_a_python_law_records_what_the_compiled_law_records(user_base, overrides):
+    a = run(load_scenario(SK, ["scenario.duration=1.5", *overrides]), progress=False)
+    b = run(load_scenario(SK, ["scenario.duration=1.5", *overrides, user_base]), progress=False)
     assert a.status == b.status == "complete" and sorted(a.data) == sorted(b.data)
     for name in a.data:
         x, y = np.asarray(a[name], dtype=float), np.asarray(b[name], dtype=float)
@@ -68,51 +63,64 @@ def test_the_compiled_loop_records_what_the_python_loop_records(monkeypatch, ove
 
 
 @njit
-def _navigate(p, s, ix, q, v, dt, f_B, est, out_q, out_err):
+def _navigate(p, s, ix, q, v, dt, f_B, m, est, out_q, out_err):
     """Ticks of the navigation from compiled code: the estimated q and the errors per tick."""
+    att, pos = np.empty(3), np.empty(3)
     for k in range(out_q.shape[0]):
-        navigation_kernel(p, s, ix, k * dt, q, v, est)
-        commanded_force_kernel(p.mass, s.pose, f_B, s.accel)
+        sense_kernel(p.sensors, s.sensors, ix, k * dt, q, v, m)
+        filter_kernel(p.filters, s.filters, m, est)
+        commanded_force_kernel(p.filters.mass, s.filters.pose, f_B, s.filters.accel)
+        estimate_error_kernel(est, q, att, pos)
         out_q[k] = est.q
-        out_err[k, :3] = est.att_err
-        out_err[k, 3:] = est.pos_err
+        out_err[k, :3] = att
+        out_err[k, 3:] = pos
 
 
-def test_the_navigation_kernel_called_from_compiled_code_gives_what_navigation_gives():
+def test_the_navigation_kernels_from_compiled_code_give_what_they_give_from_python():
     cfg = load_scenario(SK, SENSING).config
     sy = build_system(cfg)
-    a, b = FlightSoftware(sy).nav, FlightSoftware(sy).nav  # the same seeds
+    (pa, sa), (pb, sb) = navigation(sy), navigation(sy)  # the same seeds
+    ix = plant_index_of(sy)
     rng = np.random.default_rng(3)
     q, v = sy.q0.copy(), sy.v0.copy()
     v[: sy.plant.nv] += rng.normal(0.0, 1e-3, sy.plant.nv)
     f_B = np.array([0.3, -0.2, 0.1])
-    n = 120
-    out_q, out_err = np.empty((n, a.fsw.nq_c)), np.empty((n, 6))
-    est = estimate_arrays(a.fsw.nq_c, a.fsw.nv_c, a.fsw.K, a.fsw.W)
-    _navigate(a.params, a.state, a.fsw.index, q, v, a.dt, f_B, est, out_q, out_err)
-    for k in range(n):
-        m = b.estimate(k * b.dt, q, v)
-        b.commanded_force(f_B)
-        np.testing.assert_array_equal(out_q[k], m.state.q)
-        np.testing.assert_array_equal(out_err[k], np.r_[b.error[0], b.error[1]])
-    np.testing.assert_array_equal(est.v, m.state.v)
-    np.testing.assert_array_equal(est.gimbal_rate, m.gimbal_rate)
-    np.testing.assert_array_equal(a.state.accel, b.state.accel)
-    np.testing.assert_array_equal(a.mekf.P, b.mekf.P)
+    n, K, W = sy.arm_info.n, 4, 0
+    out_q, out_err = np.empty((120, ix.nq_c)), np.empty((120, 6))
+    ma, ea = measurement_arrays(n, K, W), estimate_arrays(ix.nq_c, ix.nv_c, K, W)
+    _navigate(pa, sa, ix, q, v, pa.filters.dt, f_B, ma, ea, out_q, out_err)
+    mb, eb = measurement_arrays(n, K, W), estimate_arrays(ix.nq_c, ix.nv_c, K, W)
+    att, pos = np.empty(3), np.empty(3)
+    for k in range(120):
+        sense_kernel(pb.sensors, sb.sensors, ix, k * pb.filters.dt, q, v, mb)
+        filter_kernel(pb.filters, sb.filters, mb, eb)
+        commanded_force_kernel(pb.filters.mass, sb.filters.pose, f_B, sb.filters.accel)
+        estimate_error_kernel(eb, q, att, pos)
+        np.testing.assert_array_equal(out_q[k], eb.q)
+        np.testing.assert_array_equal(out_err[k], np.r_[att, pos])
+    np.testing.assert_array_equal(ea.v, eb.v)
+    np.testing.assert_array_equal(ea.gimbal_rate, eb.gimbal_rate)
+    np.testing.assert_array_equal(sa.filters.accel, sb.filters.accel)
+    np.testing.assert_array_equal(sa.filters.mekf.P, sb.filters.mekf.P)
     assert np.any(out_err[-1] != 0.0)
 
 
 def test_the_gyro_bias_instability_is_a_sensors_key():
     def gyro(overrides):
         cfg = load_scenario(SK, ["sensors.enabled=true", *overrides]).config
-        return FlightSoftware(build_system(cfg)).nav.gyro
+        return navigation(build_system(cfg))[0].sensors.gyro
 
     g = gyro(["sensors.gyro_bias_instability=2", "sensors.gyro_bias_instability_band=[10, 300]"])
-    assert g.bias_instability == pytest.approx(math.radians(2.0) / 3600.0, rel=1e-15)
-    np.testing.assert_array_equal(g.bias_instability_band, [10.0, 300.0])
-    assert g.params.phi.size == g.correlation_times.size > 0
+    # the same gyro made by hand: its Gauss-Markov bank
+    ref = Gyro(
+        np.random.default_rng(0), rate=100.0, bias_instability=math.radians(2.0) / 3600.0,
+        bias_instability_band=[10.0, 300.0],
+    )  # fmt: skip
+    assert g.phi.size == ref.params.phi.size > 0
+    np.testing.assert_allclose(g.phi, ref.params.phi, rtol=1e-15)
+    np.testing.assert_allclose(g.sigma, ref.params.sigma, rtol=1e-15)
     off = gyro([])  # the default: no bias instability, nothing extra drawn
-    assert off.bias_instability == 0.0 and off.params.phi.size == 0
+    assert off.phi.size == 0
     with pytest.raises(ScenarioError, match=r"sensors.gyro_bias_instability_band"):
         load_scenario(SK, ["sensors.gyro_bias_instability_band=[300, 10]"])
     with pytest.raises(ScenarioError, match=r"gyro_bias_instability"):

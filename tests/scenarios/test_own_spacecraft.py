@@ -12,14 +12,14 @@ import textwrap
 import numpy as np
 import pytest
 
-from dqspace.control import State, StationKeepingFeedback
+from dqspace.control import JointReference, StationKeepingFeedback
 from dqspace.dq import dq_from_rpy_deg
 from dqspace.multibody import momentum
 from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.build.flight import flight_software
 from dqspace.scenarios.build.system import build_system
 from dqspace.scenarios.cli import main
 from dqspace.scenarios.sim.metrics import summarize
-from dqspace.scenarios.sim.plant import FlightSoftware
 from dqspace.scenarios.spec.config import ScenarioError
 from support.books import expected_momentum_change as _expected_momentum_change
 from support.books import momentum_closes as _momentum_closes
@@ -271,23 +271,23 @@ def test_random_small_systems_hold_the_base_and_close_the_momentum_books(seed):
 def test_the_linearisation_feedback_gives_the_runners_commands_at_random_states():
     sc = load_scenario(SK, ["vscmg.enabled=false", "thrusters.enabled=false"])
     sy = build_system(sc.config)
-    fsw = FlightSoftware(sy)
+    fsw = flight_software(sy)
     rng = np.random.default_rng(7)
     for _ in range(5):
         q = sy.q0.copy()
         q[8:15] += rng.normal(0, 0.05, 7)
         q[:8] = dq_from_rpy_deg(rng.normal(0, 2, 3), rng.normal(0, 0.01, 3))
         v = rng.normal(0, 0.05, sy.plant.nv)
-        meas = fsw.measure(q, v)
-        c = fsw.tick(0.0, meas, None)
+        out = fsw.step(0.0, q, v)
+        assert out.status == 0
         # the same composition as a state feedback: the arm's joint reference of this tick
-        jref = c.law.arm_command.joint_reference
+        jref = JointReference(out.law.q_r, out.law.v_r, out.law.a_r)
         fb = StationKeepingFeedback(sy.base, sy.arm.law, sy.base_reference, jref)
         u = fb(0.0, q, v)
-        np.testing.assert_allclose(u[:3], c.law.wrench[3:], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(u[3:6], c.law.wrench[:3], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(u[6:], c.law.arm_tau, rtol=1e-10, atol=1e-10)
-        assert isinstance(meas.state, State)
+        np.testing.assert_allclose(u[:3], out.law.wrench[3:], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(u[3:6], out.law.wrench[:3], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(u[6:], out.law.tau, rtol=1e-10, atol=1e-10)
+        np.testing.assert_array_equal(out.estimate.q, q[: sy.controller_model.nq])
 
 
 class _HoldNothingArm:

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from dqspace.scenarios import RunInterrupted, load_scenario, plot_all, run
-from dqspace.scenarios.sim import plant as flight_mod
 from dqspace.scenarios.sim.metrics import summarize
 from dqspace.scenarios.store.results import Results
 
@@ -105,9 +104,9 @@ def test_an_infeasible_demand_saturates_without_crashing():
 
 
 def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
-    from dqspace.scenarios.sim import runner as runner_mod
+    from dqspace.scenarios.sim import closed_loop as runner_mod
 
-    real = runner_mod._ClosedLoop._compiled  # one compiled chunk of ticks
+    real = runner_mod.ClosedLoop._run  # one compiled chunk of ticks
     calls = {"n": 0}
 
     def interrupt_in_3rd(self, *a, **k):  # Ctrl-C while the 3rd chunk runs
@@ -119,7 +118,7 @@ def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
 
     sc = load_scenario("station-keeping", ["scenario.duration=2.0", "outputs.checkpoint_every=0.2"])
     full = run(sc, progress=False)
-    monkeypatch.setattr(runner_mod._ClosedLoop, "_compiled", interrupt_in_3rd)
+    monkeypatch.setattr(runner_mod.ClosedLoop, "_run", interrupt_in_3rd)
     with pytest.raises(RunInterrupted) as exc:
         run(sc, out=tmp_path, progress=False)
     assert exc.value.results.status == "interrupted"
@@ -131,25 +130,26 @@ def test_ctrl_c_keeps_the_partial_results(tmp_path, monkeypatch):
     assert np.array_equal(back["q"], full["q"][:61])
 
 
-def test_ctrl_c_in_the_python_loop_keeps_the_partial_results(tmp_path, monkeypatch):
+def test_ctrl_c_in_a_python_stage_keeps_the_partial_results(tmp_path, monkeypatch):
     import sys
     import types
 
     from dqspace.control import BaseController
+    from dqspace.control.flight.python_stage import LawStage
 
     mod = types.ModuleType("my_gnc_sk")
-    mod.Base = type("Base", (BaseController,), {})  # a user's class: the Python loop
+    mod.Base = type("Base", (BaseController,), {})  # a user's class: a Python stage
     monkeypatch.setitem(sys.modules, "my_gnc_sk", mod)
-    real = flight_mod.simulate_compiled  # the plant's integrator, once a tick
+    real = LawStage.step  # the laws in Python, once a tick
     calls = {"n": 0}
 
-    def interrupt_at_60(*a, **k):
+    def interrupt_at_tick_60(*a, **k):  # Ctrl-C while the user's law runs
         calls["n"] += 1
-        if calls["n"] == 60:
+        if calls["n"] == 61:
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(flight_mod, "simulate_compiled", interrupt_at_60)
+    monkeypatch.setattr(LawStage, "step", interrupt_at_tick_60)
     ov = [
         "scenario.duration=2.0",
         "outputs.checkpoint_every=0.2",
