@@ -60,18 +60,12 @@ import numpy as np
 
 from ..sim.metrics import METRICS
 from ..spec.scenario import Scenario, load_scenario
-from ..spec.variants import (
-    _cell,
-    _resolved_value,
-    make_variants,
-)
+from ..spec.variants import make_variants, override_cell, resolved_value
 from ..store.storage import atomic_write_bytes
-from ..store.sweep_store import _report_damaged, _Store
+from ..store.sweep_store import SweepStore, report_damaged
 
 if TYPE_CHECKING:
     import pandas
-
-    from ..spec.scenario import Scenario
 
 __all__ = ["sweep", "connect", "EXTRA_COLUMNS"]
 
@@ -459,7 +453,7 @@ def sweep(
     if series is not None and scheduler != "synchronous":
         _check_picklable({"series": series})
     ex = _Execution(scheduler, workers, security, keep_results, retry_failed, progress, series)
-    store = _Store(out, scenario) if out is not None else None
+    store = SweepStore(out, scenario) if out is not None else None
     try:
         return _sweep(scenario, variants, spec, store, ex, t_start)
     finally:
@@ -490,7 +484,7 @@ def _sweep(scenario, variants, spec, store, ex, t_start):
         else:
             todo.append(v)
     damaged = store.damaged if store is not None else []
-    _report_damaged(damaged, "found; their variants run again")
+    report_damaged(damaged, "found; their variants run again")
     bar = _Progress(len(variants), len(cached), ex.progress)
 
     def on_done(v, rec, persist):
@@ -520,7 +514,7 @@ def _sweep(scenario, variants, spec, store, ex, t_start):
         rec = records[v.id]
         row = {"variant": v.id}
         for k in keys:
-            row[k] = _cell(v.overrides.get(k, _resolved_value(scenario.config, k)))
+            row[k] = override_cell(v.overrides.get(k, resolved_value(scenario.config, k)))
         for name in spec.names:
             row[name] = float(rec["metrics"].get(name, float("nan")))
         row["run_time"] = float(rec["run_time"])

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from ..sim.metrics import METRICS
 from ..spec.scenario import Scenario, load_scenario
-from ..spec.variants import _resolved_value, scenario_with, variant_id
+from ..spec.variants import resolved_value, scenario_with, variant_id
 from .sweep import connect, sweep
 
 __all__ = ["TuneResult", "tune"]
@@ -114,7 +114,7 @@ def _check_params(scenario, params):
     out = {}
     for key, bounds in params.items():
         try:
-            base = _resolved_value(scenario.config, key)
+            base = resolved_value(scenario.config, key)
         except (KeyError, ValueError, IndexError):
             raise ValueError(
                 f"params: {key!r} is not a key of the scenario (use section.key)"
