@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.store import storage
 from dqspace.scenarios.sim import plant as flight_mod
 from dqspace.scenarios.sim import runner as runner_mod
 from dqspace.scenarios.sim.metrics import summarize
 from dqspace.scenarios.sim.runner import RunFailed, RunInterrupted, RunTooLarge
+from dqspace.scenarios.store import storage
 from dqspace.scenarios.store.results import (
     OutputError,
     OutputLocked,
