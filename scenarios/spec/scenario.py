@@ -57,7 +57,7 @@ class Scenario:
     config : dict section -> {key: value} (``faults``: a list of tables)
     source : str, the file it came from (with the overrides applied)
     dispersions : dict key -> distribution, the file's ``[dispersions]`` table (checked
-        against ``config``; see :mod:`dqspace.scenarios.dispersions`); used by Monte Carlo
+        against ``config``; see :mod:`dqspace.scenarios.spec.dispersions`); used by Monte Carlo
         campaigns only, a single run ignores it
     """
 

@@ -4,7 +4,7 @@
 Every file is written atomically by the client as its variant completes, so a sweep
 interrupted and restarted with the same ``out`` runs only the variants not yet stored.
 One sweep at a time writes an ``out`` (a second one refuses with
-:class:`~dqspace.scenarios.results.OutputLocked` naming the first).  A stored
+:class:`~dqspace.scenarios.store.results.OutputLocked` naming the first).  A stored
 ``metrics.json`` that is damaged (truncated, not a JSON object, without its ``id``) is
 reported (a warning on the ``"dqspace.sweep"`` logger, listing the files) and its variant
 run again; :func:`load_sweep` skips and reports such files.
@@ -249,7 +249,7 @@ def load_sweep(out: str | os.PathLike) -> pandas.DataFrame:
     ResultError (a ValueError) if ``out`` is not a sweep directory or its
     ``sweep.json`` is damaged.
     """
-    import pandas as pd
+    import pandas as pd  # heavy: loaded only when a sweep is read
 
     out = Path(out)
     if not (out / "sweep.json").is_file():
