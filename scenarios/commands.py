@@ -1,12 +1,14 @@
 """The commands of the ``dqspace`` command line: run, sweep, montecarlo, plot, animate,
 report, list, show, new, demo.
 
-Each ``cmd_<name>(args)`` takes the parsed arguments (:func:`dqspace.scenarios.cli.
-build_parser`) and returns the exit status (:mod:`dqspace.scenarios.cli`); a problem
-with what the user asked for raises :class:`~dqspace.scenarios.cli.UserError`.  What
-people read is printed in display units with the unit named; files stay SI.
+Each ``cmd_<name>(args)`` takes the arguments parsed by
+:func:`~dqspace.scenarios.cli.build_parser` and returns the exit status (see
+:mod:`dqspace.scenarios.cli`); a problem with what the user asked for raises
+:class:`~dqspace.scenarios.cli.UserError`.  What people read is printed in display units
+with the unit named; files stay SI.
 
-Imports: the scenario, storage and campaign modules load at the top (numpy only); the
+Imports: :func:`dqspace.scenarios.cli.main` loads this module once the arguments are
+parsed.  The scenario, storage and campaign modules load at its top (numpy only); the
 simulation (numba kernels), matplotlib, plotly and Dask load in the command that needs
 them, so that a command never pays for another's.
 """
