@@ -118,7 +118,9 @@ def _add_overrides(p):
     )
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the command line; a command's arguments carry ``command`` (its name:
+    :func:`main` runs ``dqspace.scenarios.commands.cmd_<command>``) and ``verbosity``."""
     p = argparse.ArgumentParser(
         prog="dqspace",
         description="Dual-quaternion modelling, simulation and control of space robots.",
