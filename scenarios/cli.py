@@ -1,4 +1,7 @@
-"""The ``dqspace`` command line: run, sweep, plot, report, animate, list and show scenarios.
+"""The ``dqspace`` command line: the argument parser, :func:`main` and the exit status.
+
+Commands: run, sweep, montecarlo, plot, animate, report, list, show, new, demo (their
+implementations: :mod:`dqspace.scenarios.commands`).
 
 Exit status:
 
@@ -13,17 +16,21 @@ N m, rpm); files stay SI.  Progress goes to stderr: a bar on a terminal, plain l
 through Python ``logging`` otherwise.  ``-q`` keeps only errors, ``-v`` adds details
 (and the traceback of an unexpected error).
 
-Startup stays fast: this module imports nothing heavy at import time; each command
-imports what it needs.
+Startup stays fast: this module imports nothing heavy; ``--help`` and ``--version`` do not
+load the commands (numpy, the scenario modules), and each command loads the heavy
+libraries it needs itself.
 """
 
 import argparse
 import logging
 import sys
-import time
-from pathlib import Path
+from importlib import metadata
 
-__all__ = ["main", "build_parser"]
+import dqspace
+
+from .._numba_cache import BuildLockTimeout
+
+__all__ = ["main", "build_parser", "UserError", "fail", "OK", "RUN_FAILED", "USER_ERROR"]
 
 log = logging.getLogger("dqspace")
 
@@ -31,11 +38,12 @@ log = logging.getLogger("dqspace")
 OK, RUN_FAILED, USER_ERROR = 0, 1, 2
 
 
-class _UserError(Exception):
+class UserError(Exception):
     """A problem with what the user asked for: one line, exit 2."""
 
 
-def _fail(msg, code=USER_ERROR):
+def fail(msg: str, code: int = USER_ERROR) -> int:
+    """Print ``dqspace: error: <msg>`` on stderr; returns ``code``."""
     print(f"dqspace: error: {msg}", file=sys.stderr)
     return code
 
@@ -45,14 +53,7 @@ def _first_line(exc):
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-# ------------------------------------------------------------------ helpers
-
-
 def _versions():
-    from importlib import metadata
-
-    import dqspace
-
     parts = [f"dqspace {dqspace.__version__}", f"Python {sys.version.split()[0]}"]
     for dist in ("numpy", "numba", "scipy", "cvxpy"):
         try:
@@ -70,340 +71,6 @@ def _setup_logging(verbosity):
     log.handlers[:] = [handler]
     log.setLevel(level)
     log.propagate = False
-
-
-def _compile_notice(what="the run"):
-    """Say, before anything is compiled, that the first run compiles the kernels."""
-    from .._numba_cache import cache_dir, caches_are_warm
-
-    if not caches_are_warm():
-        log.info(
-            "compiling the numba kernels before %s: first run of this installation only, "
-            "about two minutes on 2 cores (cached in %s)",
-            what,
-            cache_dir(),
-        )
-
-
-def _load(args):
-    from .spec.scenario import load_scenario
-
-    return load_scenario(args.scenario, args.set)
-
-
-def _print_metrics(metrics):
-    from .figures.units import format_quantity
-    from .sim.metrics import METRICS
-
-    for name, value in metrics.items():
-        unit = METRICS.get(name, ("-",))[0]
-        print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
-
-
-# ----------------------------------------------------------------- commands
-
-
-def _cmd_list(args):
-    from .spec.config import embedded_scenarios
-    from .spec.scenario import load_scenario
-
-    for name in embedded_scenarios():
-        sc = load_scenario(name)
-        print(f"{name:20s} {sc.config['scenario']['description']}")
-    return OK
-
-
-def _cmd_show(args):
-    sc = _load(args)
-    print(f"# resolved from {sc.source}")
-    print(sc.to_toml())
-    return OK
-
-
-def _cmd_run(args):
-    sc = _load(args)
-    out = Path(args.out) if args.out else Path("runs") / sc.name
-    cfg = sc.config
-    log.info("running %r (%g s simulated) -> %s", sc.name, cfg["scenario"]["duration"], out)
-    _compile_notice()  # before the runner's import, which compiles (or loads) the kernels
-    from .sim.runner import RunInterrupted, run
-
-    t0 = time.perf_counter()
-    try:
-        res = run(sc, out=out, progress=args.verbosity >= 0)
-    except RunInterrupted as exc:
-        n = exc.results.manifest.get("n_samples", len(exc.results.t))
-        t_end = exc.results.manifest.get("t_end", float("nan"))
-        return _fail(
-            f"interrupted ({exc.reason}) at t = {t_end:.3f} s: {n} samples kept in {out} "
-            f"(status 'interrupted'; a previous complete result, if any, is in {out}/previous)",
-            RUN_FAILED,
-        )
-    wall = time.perf_counter() - t0
-    files = _write_outputs(res, out, cfg)
-    duration = cfg["scenario"]["duration"]
-    print(f"done: {duration:g} s simulated in {wall:.1f} s wall ({duration / wall:.1f}x real time)")
-    metrics = res.manifest.get("metrics")
-    if metrics:
-        _print_metrics(metrics)
-    for msg in res.manifest.get("degraded", []):
-        print(f"degraded: {msg}")
-    print(
-        f"wrote {out / 'result.npz'}, {out / 'manifest.json'}"
-        + "".join(f", {p.name}" for p in files)
-    )
-    return OK
-
-
-def _write_outputs(res, out, cfg):
-    files = []
-    if cfg["outputs"]["plots"]:
-        from .figures.plots import plot_all
-
-        fmts = [f.strip() for f in cfg["outputs"]["formats"].split(",") if f.strip()]
-        files = list(plot_all(res, out, formats=fmts))
-    if cfg["outputs"]["csv"]:
-        files.append(res.to_csv(out / "result.csv"))
-    return files
-
-
-def _cmd_sweep(args):
-    from .campaigns.sweep import sweep
-    from .figures.units import format_sweep_table
-    from .spec.variants import load_grid_file, load_samples_file, make_variants
-
-    sc = _load(args)
-    grid = load_grid_file(args.grid) if args.grid else None
-    samples = load_samples_file(args.samples) if args.samples else None
-    variants = make_variants(sc, grid, samples=samples, where=args.grid or args.samples)
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-sweep"
-    if args.scheduler:
-        where = f"the Dask scheduler {args.scheduler}"
-    else:
-        where = f"a local Dask cluster of {args.workers or 'one worker per CPU'}" + (
-            " workers" if args.workers else ""
-        )
-    T = sc.config["scenario"]["duration"]
-    log.info("sweep of %r: %d variants of %g s on %s -> %s", sc.name, len(variants), T, where, out)
-    if not args.scheduler:
-        log.info("starting the cluster (its workers load the compiled kernels on first use)")
-    _compile_notice("the sweep (each worker loads them)")
-    try:
-        df = sweep(
-            sc,
-            grid,
-            samples=samples,
-            metrics=metrics,
-            out=out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            keep_results=args.keep_results,
-            retry_failed=args.retry_failed,
-            progress=args.verbosity >= 0,
-            security=_security(args),
-        )
-    except KeyboardInterrupt:
-        return _fail(f"interrupted: the completed variants are kept in {out}", RUN_FAILED)
-    info = df.attrs["sweep"]
-    print(format_sweep_table(df, _metric_units()))
-    for vid, err in zip(df["variant"], df["error"], strict=True):
-        if isinstance(err, str):
-            print(f"variant {vid} failed: {err}")
-    print(
-        f"{len(df)} variants: {info['n_run']} run, {info['n_cached']} already stored, "
-        f"{info['n_failed']} failed; {info['wall_time']:.1f} s wall"
-    )
-    print(f"wrote {out / 'metrics.csv'} (every column, SI units) and {out / 'variants'}/<id>/")
-    return RUN_FAILED if info["n_failed"] else OK
-
-
-def _cmd_montecarlo(args):
-    from .campaigns.montecarlo import montecarlo
-    from .figures.units import format_quantity
-    from .sim.metrics import METRICS
-
-    sc = _load(args)
-    if args.n < 1:
-        raise _UserError(f"-n must be a positive number of runs, got {args.n}")
-    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-montecarlo"
-    log.info("Monte Carlo of %r: %d runs -> %s", sc.name, args.n, out)
-    _compile_notice("the campaign (each worker loads them)")
-    try:
-        df = montecarlo(
-            sc,
-            args.n,
-            seed=args.seed,
-            out=out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            progress=args.verbosity >= 0,
-        )
-    except KeyboardInterrupt:
-        return _fail(f"interrupted: the completed runs are kept in {out}", RUN_FAILED)
-    info = df.attrs["montecarlo"]
-    print(f"{'metric':26s} {'P50':>14s} {'P95':>14s} {'P99':>14s}")
-    for m, p in info["percentiles"].items():
-        unit = METRICS[m][0]
-        cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
-        print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
-    print("requirements:")
-    for r in info["requirements"]:
-        unit = METRICS[r["metric"]][0]
-        value = format_quantity(r["value"], unit, kind=r["metric"])
-        limit = format_quantity(r["limit"], unit, kind=r["metric"])
-        verdict = "PASS" if r["ok"] else "FAIL"
-        print(f"  {r['metric']} P{r['percentile']} = {value} {r['op']} {limit}: {verdict}")
-    figures = [p for p in ("montecarlo.png", "montecarlo_envelopes.png") if (out / p).is_file()]
-    print(
-        f"{len(df)} runs, {info['n_failed']} failed; wrote {out / 'metrics.csv'}, "
-        f"{out / 'montecarlo.json'}, " + ", ".join(str(out / p) for p in figures)
-    )
-    return RUN_FAILED if info["n_failed"] else OK
-
-
-def _security(args):
-    """A ``distributed.Security`` from the --tls-* options (None: the Dask configuration)."""
-    files = (args.tls_ca_file, args.tls_cert, args.tls_key)
-    if not any(files):
-        return None
-    if not all(files):
-        raise _UserError("--tls-ca-file, --tls-cert and --tls-key go together (all three)")
-    for f in files:
-        if not Path(f).is_file():
-            raise _UserError(f"{f}: no such file (TLS credentials)")
-    from distributed.security import Security
-
-    return Security(
-        tls_ca_file=args.tls_ca_file,
-        tls_client_cert=args.tls_cert,
-        tls_client_key=args.tls_key,
-        require_encryption=True,
-    )
-
-
-def _metric_units():
-    from .sim.metrics import METRICS
-
-    return {name: unit for name, (unit, _) in METRICS.items()}
-
-
-def _cmd_new(args):
-    from importlib import resources
-
-    from .spec.config import _NAME, NAME_MAX_LENGTH
-
-    name = args.name
-    if not (1 <= len(name) <= NAME_MAX_LENGTH and _NAME.fullmatch(name)):
-        raise _UserError(
-            f"{name!r} is not a plain name: use ASCII letters, digits, '-', '_' or '.', "
-            f"not starting with '.'"
-        )
-    folder = Path(args.dir) / name if args.dir else Path(name)
-    if folder.exists():
-        raise _UserError(f"{folder}: already exists; choose another name or remove it")
-    templates = resources.files("dqspace.scenarios") / "data" / "templates"
-    text = (templates / "scenario.toml").read_text(encoding="utf-8")
-    folder.mkdir(parents=True)
-    (folder / "scenario.toml").write_text(
-        text.replace('name = "NAME"', f'name = "{name}"'), encoding="utf-8"
-    )
-    (folder / "arm.urdf").write_text((templates / "arm.urdf").read_text(encoding="utf-8"))
-    print(f"wrote {folder / 'scenario.toml'} and {folder / 'arm.urdf'}")
-    print(f"run it:      dqspace run {folder / 'scenario.toml'}")
-    print(f"every key:   dqspace show {folder / 'scenario.toml'}")
-    return OK
-
-
-def _cmd_plot(args):
-    from .store.results import Results
-
-    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
-    bad = [f for f in formats if f not in ("png", "pdf", "svg")]
-    if bad or not formats:
-        raise _UserError(f"--formats {args.formats!r}: give png, pdf or svg, comma-separated")
-    paths = [Path(r) for r in args.result]
-    if len(paths) == 1 and (paths[0] / "sweep.json").is_file():
-        files = _plot_campaign(paths[0], args, formats)
-    elif len(paths) == 1:
-        from .figures.plots import plot_all
-
-        out = Path(args.out) if args.out else paths[0]
-        files = plot_all(Results.load(paths[0]), out, formats=formats)
-    else:
-        from .figures.campaign_plots import plot_runs, save
-
-        results = [Results.load(p) for p in paths]
-        out = Path(args.out) if args.out else paths[0].parent / "comparison"
-        fig = plot_runs(results, names=[p.name or str(p) for p in paths])
-        files = save(fig, out / "comparison", formats)
-    if not files:
-        raise _UserError(f"{args.result[0]}: nothing to plot in this result")
-    print("wrote " + ", ".join(str(p) for p in files))
-    return OK
-
-
-def _cmd_animate(args):
-    from .figures.animate import animate
-    from .store.results import Results
-    from .store.storage import format_bytes
-
-    res = Results.load(args.result)
-    out = Path(args.out) if args.out else Path(args.result) / f"animation.{args.format or 'html'}"
-    path = animate(res, out, frames=args.frames, fps=args.fps, format=args.format)
-    print(f"wrote {path} ({format_bytes(path.stat().st_size)})")
-    return OK
-
-
-def _plot_campaign(directory, args, formats):
-    """The figures of a sweep directory, or of a Monte Carlo one (it has montecarlo.json)."""
-    from .figures.campaign_plots import plot_montecarlo, plot_pareto, plot_sweep_tradeoff, save
-    from .store.sweep_store import _read_json, load_sweep
-
-    out = Path(args.out) if args.out else directory
-    if (directory / "montecarlo.json").is_file():
-        return plot_montecarlo(directory, formats, figures_dir=out)
-    df = load_sweep(directory)
-    if df.empty:
-        raise _UserError(f"{directory}: the sweep has no stored variant yet")
-    base = _read_json(directory / "sweep.json", "sweep manifest").get("base")
-    pareto = [m.strip() for m in args.pareto.split(",") if m.strip()]
-    if len(pareto) != 2:
-        raise _UserError(f"--pareto {args.pareto!r}: give two metric names, comma-separated")
-    files = save(plot_sweep_tradeoff(df, base), out / "sweep_tradeoff", formats)
-    files += save(plot_pareto(df, *pareto, base_config=base), out / "sweep_pareto", formats)
-    return files
-
-
-def _cmd_report(args):
-    from .figures.report import write_report
-    from .store.results import Results
-
-    res = Results.load(args.result)
-    out = Path(args.out) if args.out else Path(args.result) / "report.html"
-    path = write_report(res, out, source=args.result)
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, self-contained: open it offline)")
-    return OK
-
-
-def _cmd_demo(args):
-    """A short tour of the dual-quaternion algebra."""
-    import numpy as np
-
-    from ..dq import DualQuaternion, frame_change
-
-    np.set_printoptions(precision=4, suppress=True)
-    T_IB = DualQuaternion.from_rpy_deg([0.0, 0.0, 90.0], [1.0, 0.0, 0.0])
-    T_BE = DualQuaternion.from_rpy_deg([0.0, 30.0, 0.0], [0.0, 0.0, 0.5])
-    T_IE = T_IB * T_BE
-    print("pose of B in I:        ", T_IB)
-    print("pose of E in I:        ", T_IE)
-    print("E origin in I [m]:     ", T_IE.translation)
-    print("E rpy in I [deg]:      ", T_IE.rpy_deg())
-    print("log(T_IE) (Table 1):   ", T_IE.log())
-    print("ScLERP halfway [m]:    ", T_IB.sclerp(T_IE, 0.5).translation)
-    print("twist seen at E (in E):", frame_change(T_IE.array, [0.0, 0.0, 1.0, 0.1, 0.0, 0.0]))
-    return OK
 
 
 # ------------------------------------------------------------------- parser
@@ -451,7 +118,9 @@ def _add_overrides(p):
     )
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the command line; a command's arguments carry ``command`` (its name:
+    :func:`main` runs ``dqspace.scenarios.commands.cmd_<command>``) and ``verbosity``."""
     p = argparse.ArgumentParser(
         prog="dqspace",
         description="Dual-quaternion modelling, simulation and control of space robots.",
@@ -469,7 +138,7 @@ def build_parser():
     r.add_argument("--out", help="output directory (default runs/<scenario name>)")
     _add_overrides(r)
     _add_common(r)
-    r.set_defaults(func=_cmd_run)
+    r.set_defaults(command="run")
 
     sw = sub.add_parser(
         "sweep",
@@ -516,7 +185,7 @@ def build_parser():
     tls.add_argument("--tls-cert", metavar="FILE", help="this client's certificate (PEM)")
     tls.add_argument("--tls-key", metavar="FILE", help="this client's private key (PEM)")
     _add_common(sw)
-    sw.set_defaults(func=_cmd_sweep)
+    sw.set_defaults(command="sweep")
 
     mc = sub.add_parser(
         "montecarlo",
@@ -541,9 +210,16 @@ def build_parser():
         metavar="ADDR",
         help="an existing Dask scheduler (tcp://host:port), or 'synchronous' (no cluster)",
     )
+    mc.add_argument(
+        "--no-plots",
+        dest="plots",
+        action="store_false",
+        help="do not draw montecarlo.png and montecarlo_envelopes.png (`dqspace plot <out>` "
+        "draws them later)",
+    )
     _add_overrides(mc)
     _add_common(mc)
-    mc.set_defaults(func=_cmd_montecarlo)
+    mc.set_defaults(command="montecarlo")
 
     pl = sub.add_parser(
         "plot",
@@ -572,7 +248,7 @@ def build_parser():
         help="sweeps: the two metrics of the Pareto front (default: %(default)s)",
     )
     _add_common(pl)
-    pl.set_defaults(func=_cmd_plot)
+    pl.set_defaults(command="plot")
 
     an = sub.add_parser(
         "animate",
@@ -592,7 +268,7 @@ def build_parser():
         "ffmpeg or imageio-ffmpeg); default: from --out's suffix",
     )
     _add_common(an)
-    an.set_defaults(func=_cmd_animate)
+    an.set_defaults(command="animate")
 
     rp = sub.add_parser(
         "report",
@@ -606,7 +282,7 @@ def build_parser():
     rp.add_argument("result", help="directory holding result.npz and manifest.json")
     rp.add_argument("--out", help="the HTML file (default: <result>/report.html)")
     _add_common(rp)
-    rp.set_defaults(func=_cmd_report)
+    rp.set_defaults(command="report")
 
     ls = sub.add_parser(
         "list",
@@ -614,7 +290,7 @@ def build_parser():
         description="List the scenarios shipped with dqspace.",
     )
     _add_common(ls)
-    ls.set_defaults(func=_cmd_list)
+    ls.set_defaults(command="list")
 
     sh = sub.add_parser(
         "show",
@@ -624,7 +300,7 @@ def build_parser():
     sh.add_argument("scenario")
     _add_overrides(sh)
     _add_common(sh)
-    sh.set_defaults(func=_cmd_show)
+    sh.set_defaults(command="show")
 
     nw = sub.add_parser(
         "new",
@@ -635,7 +311,7 @@ def build_parser():
     nw.add_argument("name", help="scenario name, also the folder's")
     nw.add_argument("--dir", help="where to create the folder (default: here)")
     _add_common(nw)
-    nw.set_defaults(func=_cmd_new)
+    nw.set_defaults(command="new")
 
     d = sub.add_parser(
         "demo",
@@ -643,28 +319,29 @@ def build_parser():
         description="Print a few dual-quaternion computations.",
     )
     _add_common(d)
-    d.set_defaults(func=_cmd_demo)
+    d.set_defaults(command="demo")
     return p
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbosity)
     try:
-        return args.func(args)
+        # the commands load numpy and the scenario modules: not needed by --help, --version
+        from . import commands
+
+        return getattr(commands, f"cmd_{args.command}")(args)
     except Exception as exc:  # noqa: BLE001 - every error becomes one line and a status
         code, msg = _classify(exc)
         if args.verbosity > 0 and code != USER_ERROR:
             log.exception("traceback:")
-        return _fail(msg, code)
+        return fail(msg, code)
 
 
 def _classify(exc):
     """(exit status, one-line message) of an exception escaping a command."""
-    from .._numba_cache import BuildLockTimeout
-
-    if isinstance(exc, _UserError):
+    if isinstance(exc, UserError):
         return USER_ERROR, _first_line(exc)
     if isinstance(exc, BuildLockTimeout):
         return RUN_FAILED, _first_line(exc)
@@ -686,7 +363,7 @@ def _classify(exc):
 
 def _run_failure(exc):
     """The one-line report of a run that failed, or None for other exceptions."""
-    runner = sys.modules.get(f"{__package__}.runner")  # not loaded: not a run failure
+    runner = sys.modules.get(f"{__package__}.sim.runner")  # not loaded: not a run failure
     failed = getattr(runner, "RunFailed", None)
     if failed is None or not isinstance(exc, failed):
         return None
@@ -696,4 +373,8 @@ def _run_failure(exc):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # ``python -m dqspace.scenarios.cli`` runs this file as ``__main__``, a second copy:
+    # run the package's module, whose UserError and exit codes the commands use
+    from . import cli
+
+    sys.exit(cli.main())

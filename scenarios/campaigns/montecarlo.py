@@ -1,20 +1,23 @@
 """Monte Carlo campaigns: N runs of a scenario with its ``[dispersions]`` drawn, on Dask.
 
-:func:`montecarlo` draws N override sets (:class:`~dqspace.scenarios.dispersions.Dispersions`,
-sample i reproducible alone), runs them with :func:`~dqspace.scenarios.sweep` (the same
-machinery: a local cluster or a scheduler, resumable, per-run storage under ``out``) and
-reports every metric's 50th, 95th and 99th percentiles and a requirement table
-(:func:`scenario_requirements`: the scenario's ``requirements`` table when it has one, else
-:data:`DEFAULT_REQUIREMENTS`: base position <= 1 mm, attitude <= 0.05 deg and end-effector
-error <= 1 mm, each at the 99th percentile).
+:func:`montecarlo` draws N override sets
+(:class:`~dqspace.scenarios.spec.dispersions.Dispersions`, sample i reproducible alone), runs
+them with :func:`~dqspace.scenarios.campaigns.sweep.sweep` (the same machinery: a local
+cluster or a scheduler, resumable, per-run storage under ``out``) and reports every metric's
+50th, 95th and 99th percentiles and a requirement table (:func:`scenario_requirements`: the
+scenario's ``requirements`` table when it has one, else :data:`DEFAULT_REQUIREMENTS`: base
+position <= 1 mm, attitude <= 0.05 deg and end-effector error <= 1 mm, each at the 99th
+percentile; both defined in :mod:`dqspace.scenarios.spec.requirements`).
 
 With ``out`` each run also keeps its errors over time, decimated to
 :data:`ENVELOPE_SAMPLES` bins (:func:`envelope_series`: the largest value in each bin, so
-the series' maximum is the run's metric), in ``<out>/variants/<id>/series.npz``; the
-campaign writes ``montecarlo.json`` (seed, N, dispersions, percentiles, requirements),
-``montecarlo.png`` (histograms of the required metrics with their limits) and
-``montecarlo_envelopes.png`` (percentile bands over time, :func:`envelopes`).
-``dqspace plot <out>`` redraws both figures from the stored files.
+the series' maximum is the run's metric), in ``<out>/variants/<id>/series.npz``, and the
+campaign writes ``montecarlo.json`` (seed, N, dispersions, percentiles, requirements).
+The figures, ``montecarlo.png`` (histograms of the required metrics with their limits)
+and ``montecarlo_envelopes.png`` (percentile bands over time, :func:`envelopes`), are drawn
+from those files by :func:`dqspace.scenarios.figures.campaign_plots.plot_montecarlo`:
+``dqspace montecarlo`` does so after the campaign (unless ``--no-plots``) and
+``dqspace plot <out>`` redraws them.
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from ..sim.metrics import METRICS
+from ..spec import requirements as spec_requirements
 from ..spec.dispersions import Dispersions, percentiles, requirement_table
+from ..spec.requirements import DEFAULT_REQUIREMENTS
 from ..store.sweep_store import SERIES_FILE
+from .sweep import sweep
 
 __all__ = [
     "montecarlo",
@@ -40,14 +46,6 @@ __all__ = [
     "load_envelope_series",
     "envelopes",
 ]
-
-#: metric -> (op, limit in the metric's SI unit, percentile): the requirements of every
-#: figure, report and campaign unless a scenario's ``requirements`` table overrides them
-DEFAULT_REQUIREMENTS = {
-    "base_pos_err_max": ("<=", 1e-3, 99),
-    "base_att_err_max": ("<=", 0.05, 99),
-    "ee_max": ("<=", 1e-3, 99),
-}
 
 #: what each run keeps over time, named after the metric it bounds -> (unit, description);
 #: the maximum of a stored series (over t >= the metrics' transient for ``ee_max``) is the
@@ -65,46 +63,15 @@ ENVELOPE_SAMPLES = 200
 
 
 def scenario_requirements(config: Mapping | None) -> dict:
-    """The requirements ``{metric: (op, limit, percentile)}`` of a resolved scenario.
-
-    :data:`DEFAULT_REQUIREMENTS`, updated by name from the scenario's ``requirements``
-    table when it has one.  An entry of that table is a limit in the metric's SI unit
-    (``base_pos_err_max = 5e-4``: ``<=``, 99th percentile), a table
-    ``{limit = ..., op = "<=", percentile = 99}`` or a list ``[op, limit, percentile]``.
+    """The requirements ``{metric: (op, limit, percentile)}`` of a resolved scenario:
+    :func:`dqspace.scenarios.spec.requirements.scenario_requirements` with the metrics of a
+    closed-loop run (:data:`dqspace.scenarios.sim.metrics.METRICS`).
 
     Raises
     ------
-    ValueError naming the entry: an unknown metric, a non-finite limit, an op other than
-    ``<=`` / ``>=``, a percentile outside [0, 100].
+    ValueError naming the entry of the ``requirements`` table that is wrong.
     """
-    req = dict(DEFAULT_REQUIREMENTS)
-    table = config.get("requirements") if isinstance(config, Mapping) else None
-    if not table:
-        return req
-    if not isinstance(table, Mapping):
-        raise ValueError(f"requirements must be a table of metric = limit, got {table!r}")
-    for metric, spec in table.items():
-        where = f"requirements.{metric}"
-        if metric not in METRICS:
-            raise ValueError(f"{where}: no such metric (known: {', '.join(METRICS)})")
-        if isinstance(spec, Mapping):
-            unknown = set(spec) - {"limit", "op", "percentile"}
-            if unknown or "limit" not in spec:
-                raise ValueError(f"{where}: expected {{limit = ..., op = ..., percentile = ...}}")
-            op, limit, pct = spec.get("op", "<="), spec["limit"], spec.get("percentile", 99)
-        elif isinstance(spec, (list, tuple)) and len(spec) == 3:
-            op, limit, pct = spec
-        else:
-            op, limit, pct = "<=", spec, 99
-        ok = isinstance(limit, (int, float)) and not isinstance(limit, bool)
-        if not ok or not np.isfinite(limit):
-            raise ValueError(f"{where}: limit {limit!r} is not a finite number")
-        if op not in ("<=", ">="):
-            raise ValueError(f"{where}: op must be '<=' or '>=', got {op!r}")
-        if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 <= pct <= 100:
-            raise ValueError(f"{where}: percentile must be in [0, 100], got {pct!r}")
-        req[metric] = (op, float(limit), int(pct))
-    return req
+    return spec_requirements.scenario_requirements(config, METRICS)
 
 
 # ------------------------------------------------------------------ series over time
@@ -241,11 +208,10 @@ def montecarlo(
     seed : root seed of the draws (default: ``scenario.seed``)
     requirements : {metric: (op, limit, percentile)}, default
         :func:`scenario_requirements` of the scenario
-    out, workers, scheduler, progress : as :func:`dqspace.scenarios.sweep`; with ``out``
-        every run also stores :func:`envelope_series` and the figures are written
+    out, workers, scheduler, progress : as :func:`dqspace.scenarios.campaigns.sweep.sweep`;
+        with ``out`` every run also stores :func:`envelope_series` and the campaign
+        ``montecarlo.json`` (the figures: ``plot_montecarlo(out)``, module docstring)
     """
-    from .sweep import sweep
-
     table = scenario.dispersions if dispersions is None else dict(dispersions)
     if not table and dispersions is None:
         raise ValueError(
@@ -278,11 +244,8 @@ def montecarlo(
     }
     df.attrs["montecarlo"] = info
     if out is not None:
-        from ..figures.campaign_plots import plot_montecarlo
-
         out = Path(out)
         tmp = out / "montecarlo.json.tmp"
         tmp.write_text(json.dumps(info, indent=1, default=float), encoding="utf-8")
         os.replace(tmp, out / "montecarlo.json")
-        plot_montecarlo(out, formats=("png",))
     return df

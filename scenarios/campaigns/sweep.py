@@ -1,6 +1,6 @@
 """Parameter sweeps: many variants of one scenario, run on Dask, collected in a DataFrame.
 
-Three modules: :mod:`.variants` (override sets, grids, sample files, ids),
+Three modules: :mod:`dqspace.scenarios.spec.variants` (override sets, grids, sample files, ids),
 :mod:`.sweep_store` (what a sweep keeps on disk) and this one (metrics and execution).
 
 A *variant* is a set of overrides of the base scenario, keyed like ``--set``:
@@ -29,7 +29,7 @@ time, error), optionally ``<out>/variants/<id>/result/`` (the full result), and
 ``<out>/metrics.csv`` (the DataFrame).  Every file is written atomically by the
 client as its variant completes, so a sweep interrupted and restarted with the
 same ``out`` runs only the variants not yet stored.  One sweep at a time writes an
-``out`` (a second one refuses with :class:`~dqspace.scenarios.results.OutputLocked`
+``out`` (a second one refuses with :class:`~dqspace.scenarios.store.results.OutputLocked`
 naming the first).  A stored ``metrics.json`` that is damaged (truncated, not a JSON
 object, without its ``id``) is reported (a warning on the ``"dqspace.sweep"`` logger,
 listing the files) and its variant run again; :func:`load_sweep` skips and reports such
@@ -58,20 +58,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..sim.metrics import METRICS
+from ..sim.metrics import METRICS, summarize
 from ..spec.scenario import Scenario, load_scenario
-from ..spec.variants import (
-    _cell,
-    _resolved_value,
-    make_variants,
-)
+from ..spec.variants import make_variants, override_cell, resolved_value
 from ..store.storage import atomic_write_bytes
-from ..store.sweep_store import _report_damaged, _Store
+from ..store.sweep_store import SweepStore, report_damaged
 
 if TYPE_CHECKING:
     import pandas
-
-    from ..spec.scenario import Scenario
 
 __all__ = ["sweep", "connect", "EXTRA_COLUMNS"]
 
@@ -131,7 +125,7 @@ def _metric_spec(metrics, scenario):
 
 def _check_picklable(custom):
     """Custom metrics travel to the workers with cloudpickle: fail early, naming the metric."""
-    import cloudpickle
+    import cloudpickle  # Dask's serializer: loaded when a sweep checks its metrics
 
     for name, fn in custom.items():
         try:
@@ -150,8 +144,7 @@ def _evaluate(config, source, custom, keep_result, series=None):
     traceback, result (Results or None), series (``series(result)``: dict name -> 1-D
     float array, or None).
     """
-    from ..sim.metrics import summarize
-    from ..sim.runner import run
+    from ..sim.runner import run  # the simulation (numba kernels): on the worker, when used
 
     rec = {"metrics": {}, "run_time": float("nan"), "error": None, "traceback": None}
     rec["result"] = rec["series"] = None
@@ -260,13 +253,13 @@ def _security(address, security):
     Raises ValueError for a ``tls://`` address without usable TLS credentials.
     """
     if security is not None:
-        from distributed import Security
+        from distributed import Security  # Dask: loaded when a sweep runs
 
         if not isinstance(security, Security):
             raise ValueError(f"security must be a distributed.Security, got {security!r}")
     if not isinstance(address, str) or not address.startswith("tls://"):
         return security
-    from distributed import Security
+    from distributed import Security  # Dask: loaded when a sweep runs
 
     sec = security if security is not None else Security()  # None: the Dask configuration
     try:
@@ -303,7 +296,7 @@ def connect(scheduler=None, workers=None, *, security=None):
     if scheduler == "synchronous":
         yield None
         return
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster  # Dask: loaded when a sweep runs
 
     if isinstance(scheduler, Client):
         yield scheduler
@@ -348,7 +341,7 @@ def _run_serial(todo, custom, keep, series, on_done):
 
 
 def _run_dask(client, todo, custom, keep, series, on_done):
-    from distributed import as_completed
+    from distributed import as_completed  # Dask: loaded when a sweep runs
 
     futures = {}
     for v in todo:
@@ -405,7 +398,7 @@ def sweep(
         4 variants).  Keys as ``--set``: ``section.key``, ``faults[i].key``; ``faults``
         replaces the fault list.
     samples : list of override dicts (explicit variants); exclusive with ``grid``
-    metrics : names from :data:`dqspace.scenarios.metrics.METRICS`, callables
+    metrics : names from :data:`dqspace.scenarios.sim.metrics.METRICS`, callables
         ``f(results) -> float`` (named by ``__name__``), or a dict name -> callable;
         default: every standard metric.  Callables run on the workers (they must be
         picklable by cloudpickle: module functions, closures, lambdas in a dict).
@@ -459,7 +452,7 @@ def sweep(
     if series is not None and scheduler != "synchronous":
         _check_picklable({"series": series})
     ex = _Execution(scheduler, workers, security, keep_results, retry_failed, progress, series)
-    store = _Store(out, scenario) if out is not None else None
+    store = SweepStore(out, scenario) if out is not None else None
     try:
         return _sweep(scenario, variants, spec, store, ex, t_start)
     finally:
@@ -479,7 +472,7 @@ class _Execution:
 
 
 def _sweep(scenario, variants, spec, store, ex, t_start):
-    import pandas as pd
+    import pandas as pd  # heavy: loaded when a sweep runs
 
     records, cached, todo = {}, set(), []
     for v in variants:
@@ -490,7 +483,7 @@ def _sweep(scenario, variants, spec, store, ex, t_start):
         else:
             todo.append(v)
     damaged = store.damaged if store is not None else []
-    _report_damaged(damaged, "found; their variants run again")
+    report_damaged(damaged, "found; their variants run again")
     bar = _Progress(len(variants), len(cached), ex.progress)
 
     def on_done(v, rec, persist):
@@ -520,7 +513,7 @@ def _sweep(scenario, variants, spec, store, ex, t_start):
         rec = records[v.id]
         row = {"variant": v.id}
         for k in keys:
-            row[k] = _cell(v.overrides.get(k, _resolved_value(scenario.config, k)))
+            row[k] = override_cell(v.overrides.get(k, resolved_value(scenario.config, k)))
         for name in spec.names:
             row[name] = float(rec["metrics"].get(name, float("nan")))
         row["run_time"] = float(rec["run_time"])

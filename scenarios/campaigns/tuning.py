@@ -5,7 +5,7 @@ Each tuned key (a gain, scalar or 3-vector) is scaled by a factor,
 ratios between its axes.  The search (a generalized pattern search, "compass
 search") starts at the base scenario (``x = 0``, clipped into the bounds) and polls
 the ``2 n`` points ``x +- s e_i`` of the ``n`` keys (``s = log step``) as one batch of
-variants, run in parallel by :func:`dqspace.scenarios.sweep.sweep`.  The best poll
+variants, run in parallel by :func:`dqspace.scenarios.campaigns.sweep.sweep`.  The best poll
 point replaces the centre if it lowers the objective; otherwise ``s`` is halved.
 The search stops when the poll factor ``exp(s)`` falls below ``min_step``
 (converged) or after ``max_batches`` batches (not converged: the gains are then the best
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from ..sim.metrics import METRICS
 from ..spec.scenario import Scenario, load_scenario
-from ..spec.variants import _resolved_value, scenario_with, variant_id
+from ..spec.variants import resolved_value, scenario_with, variant_id
 from .sweep import connect, sweep
 
 __all__ = ["TuneResult", "tune"]
@@ -114,7 +114,7 @@ def _check_params(scenario, params):
     out = {}
     for key, bounds in params.items():
         try:
-            base = _resolved_value(scenario.config, key)
+            base = resolved_value(scenario.config, key)
         except (KeyError, ValueError, IndexError):
             raise ValueError(
                 f"params: {key!r} is not a key of the scenario (use section.key)"
@@ -165,13 +165,13 @@ def tune(
         value (``(0.1, 10)``: from a tenth to ten times the base gain)
     objective : str, a metric to minimise (a name from ``metrics``), or a callable
         ``f(row) -> float`` of a sweep row (a pandas Series: ``row["total_impulse"]``, ...)
-    metrics : as :func:`~dqspace.scenarios.sweep.sweep` (default: every standard metric)
+    metrics : as :func:`~dqspace.scenarios.campaigns.sweep.sweep` (default: every standard metric)
     step : factor of the first poll (2: poll each key at half and twice its gain)
     min_step : the search has converged when the poll factor falls below this (> 1)
     max_batches : at most this many batches of runs
     out : sweep directory: every evaluation is stored there, and a repeated call
         reuses them (nothing is run again)
-    scheduler, workers : as :func:`~dqspace.scenarios.sweep.sweep`; one cluster serves
+    scheduler, workers : as :func:`~dqspace.scenarios.campaigns.sweep.sweep`; one cluster serves
         every batch
     progress : one line per batch on stderr
 
@@ -185,7 +185,7 @@ def tune(
     -----
     A failed run, or an objective that is NaN, counts as +inf (never chosen).
     """
-    import pandas as pd
+    import pandas as pd  # heavy: loaded when a search runs
 
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)

@@ -32,6 +32,9 @@ __all__ = [
     "did_you_mean",
     "printable",
     "short",
+    "toml_value",
+    "is_plain_name",
+    "NAME_MAX_LENGTH",
 ]
 
 
@@ -44,6 +47,15 @@ _REQUIRED = object()
 #: a plain name (``kind="name"``): it becomes a directory name (``runs/<name>``)
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 NAME_MAX_LENGTH = 100
+
+
+def is_plain_name(text) -> bool:
+    """Whether ``text`` is a plain name (a ``kind="name"`` value such as ``scenario.name``):
+    1 to :data:`NAME_MAX_LENGTH` ASCII letters, digits, ``-``, ``_`` or ``.``, not starting
+    with ``.``; safe as a file or directory name."""
+    return (
+        isinstance(text, str) and 1 <= len(text) <= NAME_MAX_LENGTH and bool(_NAME.fullmatch(text))
+    )
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,7 @@ def _coerce_str(value, f, source, key):
 
 def _coerce_name(value, f, source, key):
     value = _coerce_str(value, f, source, key)
-    if not 1 <= len(value) <= NAME_MAX_LENGTH or not _NAME.fullmatch(value):
+    if not is_plain_name(value):
         raise ScenarioError(
             f"{_where(source, key)} = {value!r} is not a plain name: use 1 to "
             f"{NAME_MAX_LENGTH} ASCII letters, digits, '-', '_' or '.', not starting with '.' "
@@ -459,7 +471,14 @@ def _toml_string(s):
     return '"' + "".join(out) + '"'
 
 
-def _toml_value(v):
+def toml_value(v) -> str:
+    """A scenario value as TOML text: a bool, int, float (``nan``, ``inf`` included),
+    string (escaped) or a list of those; reads back to the same value.
+
+    Raises
+    ------
+    TypeError : any other type (a dict, None, an object)
+    """
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
@@ -471,7 +490,7 @@ def _toml_value(v):
     if isinstance(v, str):
         return _toml_string(v)
     if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
@@ -491,7 +510,7 @@ def dumps_toml(doc, schema=None):
                     continue
                 f = sec.fields.get(k) if sec else None
                 note = f"  # [{f.unit}]" if f is not None and f.unit else ""
-                lines.append(f"{k} = {_toml_value(v)}{note}")
+                lines.append(f"{k} = {toml_value(v)}{note}")
             lines.append("")
     return "\n".join(lines)
 

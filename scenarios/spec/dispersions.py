@@ -16,7 +16,7 @@ Distributions (about the key's nominal value; a vector is dispersed element by e
 own generator, ``SeedSequence(seed).spawn(...)[i]``, so it is the same whatever N (sample 7 of
 a 10-run campaign is sample 7 of a 200-run one) and can be rerun alone; each sample also sets
 ``scenario.seed`` (the run's own noise) from the same sequence.  The dicts are what
-:func:`dqspace.scenarios.sweep` takes as ``samples=``.
+:func:`dqspace.scenarios.campaigns.sweep.sweep` takes as ``samples=``.
 """
 
 from __future__ import annotations

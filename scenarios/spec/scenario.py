@@ -1,7 +1,7 @@
 """Loading scenarios: a file path or an embedded name, plus ``--set`` overrides.
 
 Besides each key's type and range (:mod:`.schema`), :func:`load_scenario` checks the
-constraints between keys that a run relies on (:func:`_cross_checks`), so that a
+constraints between keys that a run relies on (:func:`cross_checks`), so that a
 scenario it accepts does not fail later for a reason visible in the file: at least
 one control tick (closed loop) or recorded interval (open loop), periods that are
 whole numbers of integrator steps, faults a run can apply.
@@ -30,7 +30,14 @@ from .config import (
 from .dispersions import Dispersions
 from .schema import SCHEMA
 
-__all__ = ["Scenario", "load_scenario", "MAX_STEPS_PER_PERIOD", "MAX_SAMPLES", "N_THRUSTERS"]
+__all__ = [
+    "Scenario",
+    "load_scenario",
+    "cross_checks",
+    "MAX_STEPS_PER_PERIOD",
+    "MAX_SAMPLES",
+    "N_THRUSTERS",
+]
 
 #: at most this many integrator steps per control (closed loop) or recording period
 MAX_STEPS_PER_PERIOD = 10**6
@@ -50,7 +57,7 @@ class Scenario:
     config : dict section -> {key: value} (``faults``: a list of tables)
     source : str, the file it came from (with the overrides applied)
     dispersions : dict key -> distribution, the file's ``[dispersions]`` table (checked
-        against ``config``; see :mod:`dqspace.scenarios.dispersions`); used by Monte Carlo
+        against ``config``; see :mod:`dqspace.scenarios.spec.dispersions`); used by Monte Carlo
         campaigns only, a single run ignores it
     """
 
@@ -109,7 +116,7 @@ def load_scenario(name_or_path: str | os.PathLike, overrides: Sequence[str] = ()
     table = doc.pop("dispersions", {})
     cfg = validate(doc, SCHEMA, source)
     _resolve_files(cfg, Path.cwd())  # paths given with --set: relative to the current folder
-    _cross_checks(cfg, source)
+    cross_checks(cfg, source)
     try:
         Dispersions.from_table(table, cfg)
     except ValueError as exc:
@@ -343,8 +350,21 @@ def _check_outputs(cfg, source):
         )
 
 
-def _cross_checks(cfg, source):
-    """Constraints between keys of a validated scenario (raises ScenarioError)."""
+def cross_checks(cfg: dict, source: str) -> None:
+    """Check the constraints between keys of a validated scenario (module docstring).
+
+    Parameters
+    ----------
+    cfg : dict, a scenario resolved by :func:`~dqspace.scenarios.spec.config.validate`
+        against :data:`~dqspace.scenarios.spec.schema.SCHEMA`
+    source : str, named in the messages (the file, with its overrides)
+
+    Raises
+    ------
+    ScenarioError naming ``source`` and the keys: timing that is not a whole number of
+    ticks or steps, actuator settings that contradict each other, tables given but
+    unused, faults a run cannot apply, unknown plot formats.
+    """
     if cfg["scenario"]["kind"] == "closed_loop":
         _check_closed_loop_timing(cfg, source)
         _check_actuators(cfg, source)

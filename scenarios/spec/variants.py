@@ -17,8 +17,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import _toml_value, apply_overrides, validate
-from .scenario import Scenario, _cross_checks
+from .config import apply_overrides, toml_value, validate
+from .scenario import Scenario, cross_checks
 from .schema import SCHEMA
 
 __all__ = [
@@ -29,6 +29,8 @@ __all__ = [
     "variant_id",
     "load_grid_file",
     "load_samples_file",
+    "resolved_value",
+    "override_cell",
 ]
 
 
@@ -66,8 +68,19 @@ def _many_sections():
     return {name for name, sec in SCHEMA.items() if sec.many}
 
 
-def _resolved_value(cfg, key):
-    """The value at ``key`` (``sec.name``, ``faults[i].name`` or ``faults``) of a config."""
+def resolved_value(cfg: dict, key: str):
+    """The value of a resolved scenario at an override key.
+
+    Parameters
+    ----------
+    cfg : dict, a resolved scenario (``Scenario.config``)
+    key : str, ``"section.name"``, ``"faults[i].name"`` (an entry of an array of tables)
+        or ``"faults"`` (the whole array)
+
+    Raises
+    ------
+    KeyError, IndexError : no such section, key or entry
+    """
     if key in _many_sections():
         return cfg[key]
     sec, name = key.split(".", 1)
@@ -122,7 +135,7 @@ def scenario_with(scenario, overrides, where="variant"):
             doc = {**doc, key: value}
             continue
         try:
-            strings.append(f"{key}={_toml_value(value)}")
+            strings.append(f"{key}={toml_value(value)}")
         except TypeError:
             raise ValueError(
                 f"{where}: {key} = {value!r}: not a scenario value (number, string, "
@@ -130,8 +143,8 @@ def scenario_with(scenario, overrides, where="variant"):
             ) from None
     doc = apply_overrides(doc, strings, where)
     cfg = validate(doc, SCHEMA, where)
-    _cross_checks(cfg, where)
-    canon = {k.strip(): _resolved_value(cfg, k.strip()) for k in overrides}
+    cross_checks(cfg, where)
+    canon = {k.strip(): resolved_value(cfg, k.strip()) for k in overrides}
     return Scenario(cfg, f"{scenario.source} (with {canon})"), canon
 
 
@@ -262,8 +275,9 @@ def load_samples_file(path):
     return [_flatten(s, f"{path} samples[{i}]") for i, s in enumerate(doc)]
 
 
-def _cell(v):
-    """DataFrame cell for an override value: lists of scalars as tuples (hashable)."""
+def override_cell(v):
+    """An override value as a DataFrame cell: a list of scalars becomes a tuple (hashable,
+    so a sweep's table can be grouped by it); other values are returned as they are."""
     if isinstance(v, list) and all(not isinstance(x, (list, dict)) for x in v):
         return tuple(v)
     return v

@@ -1,5 +1,5 @@
 """Output directories written safely: atomic files, one writer, a journaled commit, append-only
-checkpoints.  The result format itself is in :mod:`dqspace.scenarios.results`.
+checkpoints.  The result format itself is in :mod:`dqspace.scenarios.store.results`.
 
 Layout of an output directory ``<dir>``:
 
@@ -15,7 +15,7 @@ Layout of an output directory ``<dir>``:
 ``.commit/``
     a commit in progress (its journal);
 ``.lock``
-    the writers' lock (:mod:`dqspace.scenarios._lock`).
+    the writers' lock (:mod:`dqspace.scenarios.store.lock`).
 
 Every file is written by :func:`atomic_write`: a temporary file ``.<name>.<pid>.<random>.tmp``
 in the same directory, flushed, fsync'ed, given the permissions the umask allows (like any

@@ -4,7 +4,7 @@
 Every file is written atomically by the client as its variant completes, so a sweep
 interrupted and restarted with the same ``out`` runs only the variants not yet stored.
 One sweep at a time writes an ``out`` (a second one refuses with
-:class:`~dqspace.scenarios.results.OutputLocked` naming the first).  A stored
+:class:`~dqspace.scenarios.store.results.OutputLocked` naming the first).  A stored
 ``metrics.json`` that is damaged (truncated, not a JSON object, without its ``id``) is
 reported (a warning on the ``"dqspace.sweep"`` logger, listing the files) and its variant
 run again; :func:`load_sweep` skips and reports such files.
@@ -21,14 +21,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..spec.variants import _cell
+from ..spec.variants import override_cell
 from .results import ResultError, package_version
 from .storage import OutputDir, atomic_write_bytes, json_default, now
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["SWEEP_FORMAT", "load_sweep"]
+__all__ = [
+    "SWEEP_FORMAT",
+    "SERIES_FILE",
+    "SweepStore",
+    "load_sweep",
+    "read_sweep_manifest",
+    "report_damaged",
+]
 
 SWEEP_FORMAT = "dqspace-sweep/1"
 #: a variant's series over time (``sweep(..., series=f)``), beside its metrics.json
@@ -96,7 +103,22 @@ def _read_record(path):
     return rec
 
 
-def _report_damaged(damaged, action):
+def read_sweep_manifest(out: str | os.PathLike) -> dict:
+    """The checked ``<out>/sweep.json`` of a sweep directory: ``format``, ``created``,
+    ``package_version``, ``source`` and ``base`` (the base scenario, without ``outputs``).
+
+    Raises
+    ------
+    FileNotFoundError : no ``sweep.json``
+    ResultError (a ValueError) naming the file: damaged, not a JSON object, another format
+    """
+    return _read_json(Path(out) / "sweep.json", "sweep manifest")
+
+
+def report_damaged(damaged: list, action: str) -> None:
+    """Warn (logger ``"dqspace.sweep"``) about the damaged variant files ``damaged`` (their
+    ResultErrors) and what is done about them (``action``, e.g. ``"skipped"``); nothing
+    when the list is empty."""
     if damaged:
         log.warning(
             "%d damaged variant file%s %s: %s",
@@ -107,10 +129,25 @@ def _report_damaged(damaged, action):
         )
 
 
-class _Store:
-    """``<out>/sweep.json``, ``<out>/variants/<id>/metrics.json`` (+ ``result/``), locked."""
+class SweepStore:
+    """What a sweep keeps in ``out`` (module docstring), locked while it is open.
 
-    def __init__(self, out, scenario):
+    Opening (the constructor) locks ``out`` (:class:`OutputLocked` if another sweep
+    writes it) and writes ``sweep.json``, or checks that the one there describes the same
+    base scenario (ValueError naming where they differ).  Close it with :meth:`close`.
+
+    Parameters
+    ----------
+    out : path, the sweep directory
+    scenario : Scenario, the base scenario
+
+    Attributes
+    ----------
+    out : Path
+    damaged : list of ResultError, the damaged ``metrics.json`` files :meth:`load` met
+    """
+
+    def __init__(self, out: str | os.PathLike, scenario) -> None:
         self.out = Path(out)
         self.damaged = []  # ResultError of each damaged metrics.json met
         self.lock = OutputDir(self.out, "sweep").open()
@@ -147,7 +184,8 @@ class _Store:
         """Release the sweep directory."""
         self.lock.close()
 
-    def dir(self, vid):
+    def dir(self, vid: str) -> Path:
+        """The directory of variant ``vid``: ``<out>/variants/<vid>``."""
         return self.out / "variants" / vid
 
     def load(self, variant, names, retry_failed, series=False):
@@ -171,7 +209,10 @@ class _Store:
             return None
         return rec
 
-    def save(self, variant, rec):
+    def save(self, variant, rec: dict) -> None:
+        """Store a finished variant: its ``series.npz`` (if ``rec["series"]``), its full
+        result (if ``rec["result"]``), then ``metrics.json`` (each file atomically, the
+        record last, so a stored record implies the rest)."""
         doc = {
             "format": SWEEP_FORMAT,
             "id": variant.id,
@@ -208,12 +249,12 @@ def load_sweep(out: str | os.PathLike) -> pandas.DataFrame:
     ResultError (a ValueError) if ``out`` is not a sweep directory or its
     ``sweep.json`` is damaged.
     """
-    import pandas as pd
+    import pandas as pd  # heavy: loaded only when a sweep is read
 
     out = Path(out)
     if not (out / "sweep.json").is_file():
         raise ResultError(out, "not a dqspace sweep directory (no sweep.json)")
-    _read_json(out / "sweep.json", "sweep manifest")
+    read_sweep_manifest(out)
     rows, damaged = [], []
     for p in sorted((out / "variants").glob("*/metrics.json")):
         try:
@@ -224,11 +265,11 @@ def load_sweep(out: str | os.PathLike) -> pandas.DataFrame:
             damaged.append(exc)
             continue
         row = {"variant": rec["id"]}
-        row.update({k: _cell(v) for k, v in rec["overrides"].items()})
+        row.update({k: override_cell(v) for k, v in rec["overrides"].items()})
         row.update(rec["metrics"])
         row.update(run_time=rec["run_time"], error=rec["error"])
         rows.append(row)
-    _report_damaged(damaged, "skipped")
+    report_damaged(damaged, "skipped")
     df = pd.DataFrame(rows)
     df.attrs["damaged"] = [str(e) for e in damaged]
     return df

@@ -118,3 +118,33 @@ def test_installed_command_runs_a_short_scenario(tmp_path):
         [exe, "plot", str(out), "--formats", "pdf"], capture_output=True, text=True, timeout=600
     )
     assert p.returncode == 0 and (out / "tracking.pdf").is_file()
+
+
+_LOADED = """
+import sys
+from dqspace.scenarios.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in ("numpy", "dqspace.scenarios.commands") if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["run", "--help"]])
+def test_help_and_version_load_neither_numpy_nor_the_commands(argv):
+    p = subprocess.run([sys.executable, "-c", _LOADED, *argv], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_python_dash_m_gives_a_user_error_exit_2_in_one_line(tmp_path):
+    # run as __main__, the module must still recognise the commands' UserError
+    p = subprocess.run(
+        [sys.executable, "-m", "dqspace.scenarios.cli", "new", ".hidden", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("dqspace: error: '.hidden' is not a plain name"), p.stderr
+    assert not list(tmp_path.iterdir())

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from dqspace.scenarios import cli
+from dqspace.scenarios import commands
 from dqspace.scenarios.cli import main
 from dqspace.scenarios.store.results import ResultWriter
 
@@ -42,7 +42,8 @@ def test_a_diverging_run_is_one_line_with_time_path_and_likely_cause(tmp_path, c
     )
     assert code == 1
     line = _one_error_line(capsys)
-    assert "run failed at t = " in line and str(out) in line and "gains too high" in line
+    assert line.startswith("dqspace: error: run failed at t = "), line  # not "unexpected"
+    assert str(out) in line and "gains too high" in line
 
 
 def test_an_output_directory_in_use_is_refused_naming_the_holder(tmp_path, capsys):
@@ -89,23 +90,21 @@ def test_an_unexpected_error_is_one_line_asking_for_the_traceback(monkeypatch, c
     def broken(args):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(cli, "_cmd_list", broken)
+    monkeypatch.setattr(commands, "cmd_list", broken)
     assert main(["list"]) == 1
     line = _one_error_line(capsys)
     assert "unexpected ZeroDivisionError: boom" in line and "-v" in line
 
 
 def test_the_first_run_says_it_compiles(monkeypatch, caplog):
-    import dqspace._numba_cache as nc
-
-    monkeypatch.setattr(nc, "caches_are_warm", lambda: False)
+    monkeypatch.setattr(commands, "caches_are_warm", lambda: False)
     with caplog.at_level(logging.INFO, logger="dqspace"):
-        cli._compile_notice()
+        commands._compile_notice()
     assert "compiling the numba kernels" in caplog.text and "first run" in caplog.text
     caplog.clear()
-    monkeypatch.setattr(nc, "caches_are_warm", lambda: True)
+    monkeypatch.setattr(commands, "caches_are_warm", lambda: True)
     with caplog.at_level(logging.INFO, logger="dqspace"):
-        cli._compile_notice()
+        commands._compile_notice()
     assert "compiling" not in caplog.text
 
 

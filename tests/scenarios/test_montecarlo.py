@@ -17,6 +17,7 @@ from dqspace.scenarios.campaigns.montecarlo import (
 )
 from dqspace.scenarios.cli import main
 from dqspace.scenarios.sim.metrics import METRICS, summarize
+from dqspace.scenarios.spec import requirements
 from dqspace.scenarios.spec.config import ScenarioError
 
 SHORT = ["scenario.duration=0.5"]
@@ -78,6 +79,7 @@ def test_the_cli_prints_percentiles_and_requirements_and_writes_the_files(tmp_pa
     text = capsys.readouterr().out
     assert "P99" in text and "requirements:" in text and " mm" in text
     assert (out / "metrics.csv").is_file() and (out / "montecarlo.png").stat().st_size > 10_000
+    assert str(out / "montecarlo_envelopes.png") in text  # the figures the command drew
 
 
 def test_a_scenario_without_dispersions_and_a_bad_table_are_refused(tmp_path):
@@ -141,6 +143,9 @@ def test_envelope_bands_are_the_percentiles_of_the_stored_series(tmp_path):
     # and the figure draws those values in display units
     import matplotlib.image
 
+    from dqspace.scenarios.figures.campaign_plots import plot_montecarlo
+
+    plot_montecarlo(out, formats=("png",))
     img = matplotlib.image.imread(out / "montecarlo_envelopes.png")
     assert img.shape[0] > 500 and img[..., :3].std() > 0.05
     from dqspace.scenarios.figures.campaign_plots import plot_envelopes
@@ -163,20 +168,21 @@ def test_a_restarted_campaign_runs_only_what_is_missing_series_included(tmp_path
     sc = load_scenario("station-keeping", ["scenario.duration=0.2"])
     first = montecarlo(sc, 3, scheduler="synchronous", out=out, progress=False)
     (out / "variants" / first["variant"][1] / "series.npz").unlink()
-    (out / "montecarlo_envelopes.png").unlink()
     again = montecarlo(sc, 3, scheduler="synchronous", out=out, progress=False)
     assert list(again["cached"]) == [True, False, True]  # the run without its series reran
     for m in METRICS:
         np.testing.assert_array_equal(first[m].to_numpy(), again[m].to_numpy(), err_msg=m)
-    assert len(load_envelope_series(out)[1]) == 3 and (out / "montecarlo_envelopes.png").is_file()
+    assert len(load_envelope_series(out)[1]) == 3
+    # the campaign draws nothing: the figures are its caller's (the CLI, dqspace plot)
+    assert (out / "montecarlo.json").is_file() and not list(out.glob("*.png"))
 
 
-def test_dqspace_plot_redraws_a_campaigns_figures(tmp_path, capsys):
+def test_dqspace_plot_draws_the_figures_of_a_campaign_run_without_them(tmp_path, capsys):
     out = tmp_path / "mc"
-    sc = load_scenario("station-keeping", ["scenario.duration=0.2"])
-    montecarlo(sc, 2, scheduler="synchronous", out=out, progress=False)
-    for f in ("montecarlo.png", "montecarlo_envelopes.png"):
-        (out / f).unlink()
+    argv = ["montecarlo", "station-keeping", "-n", "2", "--scheduler", "synchronous"]
+    argv += ["--out", str(out), "-q", "--no-plots", "--set", "scenario.duration=0.2"]
+    assert main(argv) == 0
+    assert "montecarlo.png" not in capsys.readouterr().out and not list(out.glob("*.png"))
     assert main(["plot", str(out), "--formats", "png", "--out", str(tmp_path / "figs")]) == 0
     assert "montecarlo_envelopes.png" in capsys.readouterr().out
     for f in ("montecarlo.png", "montecarlo_envelopes.png"):
@@ -210,3 +216,19 @@ def test_requirements_come_from_the_scenario_table_else_the_defaults():
     ):
         with pytest.raises(ValueError, match=re.escape(match)):
             scenario_requirements({"requirements": table})
+
+
+def test_the_specification_judges_requirements_against_the_metrics_it_is_given():
+    # the campaigns' names are the specification's, with the run's metrics bound
+    from dqspace.scenarios.campaigns import montecarlo as mc
+
+    assert mc.DEFAULT_REQUIREMENTS is requirements.DEFAULT_REQUIREMENTS
+    table = {"requirements": {"settling_time": {"limit": 3.0, "op": "<=", "percentile": 90}}}
+    assert requirements.scenario_requirements(table, {"settling_time"})["settling_time"] == (
+        "<=",
+        3.0,
+        90,
+    )
+    with pytest.raises(ValueError, match="requirements.settling_time: no such metric"):
+        requirements.scenario_requirements(table, METRICS)  # not a metric of a run
+    assert requirements.scenario_requirements(None, METRICS) == mc.scenario_requirements({})

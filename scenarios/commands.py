@@ -1,0 +1,371 @@
+"""The commands of the ``dqspace`` command line: run, sweep, montecarlo, plot, animate,
+report, list, show, new, demo.
+
+Each ``cmd_<name>(args)`` takes the arguments parsed by
+:func:`~dqspace.scenarios.cli.build_parser` and returns the exit status (see
+:mod:`dqspace.scenarios.cli`); a problem with what the user asked for raises
+:class:`~dqspace.scenarios.cli.UserError`.  What people read is printed in display units
+with the unit named; files stay SI.
+
+Imports: :func:`dqspace.scenarios.cli.main` loads this module once the arguments are
+parsed.  The scenario, storage and campaign modules load at its top (numpy only); the
+simulation (numba kernels), matplotlib, plotly and Dask load in the command that needs
+them, so that a command never pays for another's.
+"""
+
+import logging
+import time
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .._numba_cache import cache_dir, caches_are_warm
+from .campaigns.montecarlo import montecarlo
+from .campaigns.sweep import sweep
+from .cli import OK, RUN_FAILED, UserError, fail
+from .figures.units import format_quantity, format_sweep_table
+from .sim.metrics import METRICS
+from .spec.config import embedded_scenarios, is_plain_name
+from .spec.scenario import load_scenario
+from .spec.variants import load_grid_file, load_samples_file, make_variants
+from .store.results import Results
+from .store.storage import format_bytes
+from .store.sweep_store import load_sweep, read_sweep_manifest
+
+__all__ = [
+    "cmd_run",
+    "cmd_sweep",
+    "cmd_montecarlo",
+    "cmd_plot",
+    "cmd_animate",
+    "cmd_report",
+    "cmd_list",
+    "cmd_show",
+    "cmd_new",
+    "cmd_demo",
+]
+
+log = logging.getLogger("dqspace")
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _compile_notice(what="the run"):
+    """Say, before anything is compiled, that the first run compiles the kernels."""
+    if not caches_are_warm():
+        log.info(
+            "compiling the numba kernels before %s: first run of this installation only, "
+            "about two minutes on 2 cores (cached in %s)",
+            what,
+            cache_dir(),
+        )
+
+
+def _load(args):
+    return load_scenario(args.scenario, args.set)
+
+
+def _print_metrics(metrics):
+    for name, value in metrics.items():
+        unit = METRICS.get(name, ("-",))[0]
+        print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
+
+
+def _metric_units():
+    return {name: unit for name, (unit, _) in METRICS.items()}
+
+
+def _formats(text):
+    return [f.strip() for f in text.split(",") if f.strip()]
+
+
+# ----------------------------------------------------------------- commands
+
+
+def cmd_list(args) -> int:
+    """``dqspace list``: the embedded scenarios and their descriptions."""
+    for name in embedded_scenarios():
+        sc = load_scenario(name)
+        print(f"{name:20s} {sc.config['scenario']['description']}")
+    return OK
+
+
+def cmd_show(args) -> int:
+    """``dqspace show``: a scenario resolved (every default filled in), as TOML."""
+    sc = _load(args)
+    print(f"# resolved from {sc.source}")
+    print(sc.to_toml())
+    return OK
+
+
+def cmd_run(args) -> int:
+    """``dqspace run``: one run, its result, figures and metrics."""
+    sc = _load(args)
+    out = Path(args.out) if args.out else Path("runs") / sc.name
+    cfg = sc.config
+    log.info("running %r (%g s simulated) -> %s", sc.name, cfg["scenario"]["duration"], out)
+    _compile_notice()
+    # the simulation: importing it compiles (or loads) the numba kernels, after the notice
+    from .sim.runner import RunInterrupted, run
+
+    t0 = time.perf_counter()
+    try:
+        res = run(sc, out=out, progress=args.verbosity >= 0)
+    except RunInterrupted as exc:
+        n = exc.results.manifest.get("n_samples", len(exc.results.t))
+        t_end = exc.results.manifest.get("t_end", float("nan"))
+        return fail(
+            f"interrupted ({exc.reason}) at t = {t_end:.3f} s: {n} samples kept in {out} "
+            f"(status 'interrupted'; a previous complete result, if any, is in {out}/previous)",
+            RUN_FAILED,
+        )
+    wall = time.perf_counter() - t0
+    files = _write_outputs(res, out, cfg)
+    duration = cfg["scenario"]["duration"]
+    print(f"done: {duration:g} s simulated in {wall:.1f} s wall ({duration / wall:.1f}x real time)")
+    metrics = res.manifest.get("metrics")
+    if metrics:
+        _print_metrics(metrics)
+    for msg in res.manifest.get("degraded", []):
+        print(f"degraded: {msg}")
+    print(
+        f"wrote {out / 'result.npz'}, {out / 'manifest.json'}"
+        + "".join(f", {p.name}" for p in files)
+    )
+    return OK
+
+
+def _write_outputs(res, out, cfg):
+    files = []
+    if cfg["outputs"]["plots"]:
+        from .figures.plots import plot_all  # matplotlib
+
+        files = list(plot_all(res, out, formats=_formats(cfg["outputs"]["formats"])))
+    if cfg["outputs"]["csv"]:
+        files.append(res.to_csv(out / "result.csv"))
+    return files
+
+
+def cmd_sweep(args) -> int:
+    """``dqspace sweep``: variants of a scenario on Dask, their metrics tabulated."""
+    sc = _load(args)
+    grid = load_grid_file(args.grid) if args.grid else None
+    samples = load_samples_file(args.samples) if args.samples else None
+    variants = make_variants(sc, grid, samples=samples, where=args.grid or args.samples)
+    metrics = _formats(args.metrics) if args.metrics else None
+    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-sweep"
+    if args.scheduler:
+        where = f"the Dask scheduler {args.scheduler}"
+    else:
+        where = f"a local Dask cluster of {args.workers or 'one worker per CPU'}" + (
+            " workers" if args.workers else ""
+        )
+    T = sc.config["scenario"]["duration"]
+    log.info("sweep of %r: %d variants of %g s on %s -> %s", sc.name, len(variants), T, where, out)
+    if not args.scheduler:
+        log.info("starting the cluster (its workers load the compiled kernels on first use)")
+    _compile_notice("the sweep (each worker loads them)")
+    try:
+        df = sweep(
+            sc,
+            grid,
+            samples=samples,
+            metrics=metrics,
+            out=out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            keep_results=args.keep_results,
+            retry_failed=args.retry_failed,
+            progress=args.verbosity >= 0,
+            security=_security(args),
+        )
+    except KeyboardInterrupt:
+        return fail(f"interrupted: the completed variants are kept in {out}", RUN_FAILED)
+    info = df.attrs["sweep"]
+    print(format_sweep_table(df, _metric_units()))
+    for vid, err in zip(df["variant"], df["error"], strict=True):
+        if isinstance(err, str):
+            print(f"variant {vid} failed: {err}")
+    print(
+        f"{len(df)} variants: {info['n_run']} run, {info['n_cached']} already stored, "
+        f"{info['n_failed']} failed; {info['wall_time']:.1f} s wall"
+    )
+    print(f"wrote {out / 'metrics.csv'} (every column, SI units) and {out / 'variants'}/<id>/")
+    return RUN_FAILED if info["n_failed"] else OK
+
+
+def cmd_montecarlo(args) -> int:
+    """``dqspace montecarlo``: N dispersed runs, percentiles, requirements, figures."""
+    sc = _load(args)
+    if args.n < 1:
+        raise UserError(f"-n must be a positive number of runs, got {args.n}")
+    out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-montecarlo"
+    log.info("Monte Carlo of %r: %d runs -> %s", sc.name, args.n, out)
+    _compile_notice("the campaign (each worker loads them)")
+    try:
+        df = montecarlo(
+            sc,
+            args.n,
+            seed=args.seed,
+            out=out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=args.verbosity >= 0,
+        )
+    except KeyboardInterrupt:
+        return fail(f"interrupted: the completed runs are kept in {out}", RUN_FAILED)
+    figures = []
+    if args.plots:
+        from .figures.campaign_plots import plot_montecarlo  # matplotlib
+
+        figures = plot_montecarlo(out, formats=("png",))
+    info = df.attrs["montecarlo"]
+    print(f"{'metric':26s} {'P50':>14s} {'P95':>14s} {'P99':>14s}")
+    for m, p in info["percentiles"].items():
+        unit = METRICS[m][0]
+        cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
+        print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
+    print("requirements:")
+    for r in info["requirements"]:
+        unit = METRICS[r["metric"]][0]
+        value = format_quantity(r["value"], unit, kind=r["metric"])
+        limit = format_quantity(r["limit"], unit, kind=r["metric"])
+        verdict = "PASS" if r["ok"] else "FAIL"
+        print(f"  {r['metric']} P{r['percentile']} = {value} {r['op']} {limit}: {verdict}")
+    print(
+        f"{len(df)} runs, {info['n_failed']} failed; wrote {out / 'metrics.csv'}, "
+        f"{out / 'montecarlo.json'}" + "".join(f", {p}" for p in figures)
+    )
+    return RUN_FAILED if info["n_failed"] else OK
+
+
+def _security(args):
+    """A ``distributed.Security`` from the --tls-* options (None: the Dask configuration)."""
+    files = (args.tls_ca_file, args.tls_cert, args.tls_key)
+    if not any(files):
+        return None
+    if not all(files):
+        raise UserError("--tls-ca-file, --tls-cert and --tls-key go together (all three)")
+    for f in files:
+        if not Path(f).is_file():
+            raise UserError(f"{f}: no such file (TLS credentials)")
+    from distributed.security import Security  # Dask
+
+    return Security(
+        tls_ca_file=args.tls_ca_file,
+        tls_client_cert=args.tls_cert,
+        tls_client_key=args.tls_key,
+        require_encryption=True,
+    )
+
+
+def cmd_new(args) -> int:
+    """``dqspace new``: a starting scenario folder (scenario.toml, arm.urdf)."""
+    name = args.name
+    if not is_plain_name(name):
+        raise UserError(
+            f"{name!r} is not a plain name: use ASCII letters, digits, '-', '_' or '.', "
+            f"not starting with '.'"
+        )
+    folder = Path(args.dir) / name if args.dir else Path(name)
+    if folder.exists():
+        raise UserError(f"{folder}: already exists; choose another name or remove it")
+    templates = resources.files("dqspace.scenarios") / "data" / "templates"
+    text = (templates / "scenario.toml").read_text(encoding="utf-8")
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(
+        text.replace('name = "NAME"', f'name = "{name}"'), encoding="utf-8"
+    )
+    (folder / "arm.urdf").write_text((templates / "arm.urdf").read_text(encoding="utf-8"))
+    print(f"wrote {folder / 'scenario.toml'} and {folder / 'arm.urdf'}")
+    print(f"run it:      dqspace run {folder / 'scenario.toml'}")
+    print(f"every key:   dqspace show {folder / 'scenario.toml'}")
+    return OK
+
+
+def cmd_plot(args) -> int:
+    """``dqspace plot``: a result's figures, several results overlaid, or a campaign's."""
+    formats = _formats(args.formats)
+    bad = [f for f in formats if f not in ("png", "pdf", "svg")]
+    if bad or not formats:
+        raise UserError(f"--formats {args.formats!r}: give png, pdf or svg, comma-separated")
+    paths = [Path(r) for r in args.result]
+    if len(paths) == 1 and (paths[0] / "sweep.json").is_file():
+        files = _plot_campaign(paths[0], args, formats)
+    elif len(paths) == 1:
+        from .figures.plots import plot_all  # matplotlib
+
+        out = Path(args.out) if args.out else paths[0]
+        files = plot_all(Results.load(paths[0]), out, formats=formats)
+    else:
+        from .figures.campaign_plots import plot_runs, save  # matplotlib
+
+        results = [Results.load(p) for p in paths]
+        out = Path(args.out) if args.out else paths[0].parent / "comparison"
+        fig = plot_runs(results, names=[p.name or str(p) for p in paths])
+        files = save(fig, out / "comparison", formats)
+    if not files:
+        raise UserError(f"{args.result[0]}: nothing to plot in this result")
+    print("wrote " + ", ".join(str(p) for p in files))
+    return OK
+
+
+def _plot_campaign(directory, args, formats):
+    """The figures of a sweep directory, or of a Monte Carlo one (it has montecarlo.json)."""
+    from .figures import campaign_plots as cp  # matplotlib
+
+    out = Path(args.out) if args.out else directory
+    if (directory / "montecarlo.json").is_file():
+        return cp.plot_montecarlo(directory, formats, figures_dir=out)
+    df = load_sweep(directory)
+    if df.empty:
+        raise UserError(f"{directory}: the sweep has no stored variant yet")
+    base = read_sweep_manifest(directory).get("base")
+    pareto = _formats(args.pareto)
+    if len(pareto) != 2:
+        raise UserError(f"--pareto {args.pareto!r}: give two metric names, comma-separated")
+    files = cp.save(cp.plot_sweep_tradeoff(df, base), out / "sweep_tradeoff", formats)
+    files += cp.save(cp.plot_pareto(df, *pareto, base_config=base), out / "sweep_pareto", formats)
+    return files
+
+
+def cmd_animate(args) -> int:
+    """``dqspace animate``: a 3-D animation of a result (an HTML page or a video)."""
+    from .figures.animate import animate  # plotly, matplotlib
+
+    res = Results.load(args.result)
+    out = Path(args.out) if args.out else Path(args.result) / f"animation.{args.format or 'html'}"
+    path = animate(res, out, frames=args.frames, fps=args.fps, format=args.format)
+    print(f"wrote {path} ({format_bytes(path.stat().st_size)})")
+    return OK
+
+
+def cmd_report(args) -> int:
+    """``dqspace report``: one self-contained HTML page of a result."""
+    from .figures.report import write_report  # matplotlib (the figures it embeds)
+
+    res = Results.load(args.result)
+    out = Path(args.out) if args.out else Path(args.result) / "report.html"
+    path = write_report(res, out, source=args.result)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, self-contained: open it offline)")
+    return OK
+
+
+def cmd_demo(args) -> int:
+    """``dqspace demo``: a short tour of the dual-quaternion algebra."""
+    from ..dq import DualQuaternion, frame_change  # numba (the dual-quaternion kernels)
+
+    np.set_printoptions(precision=4, suppress=True)
+    T_IB = DualQuaternion.from_rpy_deg([0.0, 0.0, 90.0], [1.0, 0.0, 0.0])
+    T_BE = DualQuaternion.from_rpy_deg([0.0, 30.0, 0.0], [0.0, 0.0, 0.5])
+    T_IE = T_IB * T_BE
+    print("pose of B in I:        ", T_IB)
+    print("pose of E in I:        ", T_IE)
+    print("E origin in I [m]:     ", T_IE.translation)
+    print("E rpy in I [deg]:      ", T_IE.rpy_deg())
+    print("log(T_IE) (Table 1):   ", T_IE.log())
+    print("ScLERP halfway [m]:    ", T_IB.sclerp(T_IE, 0.5).translation)
+    print("twist seen at E (in E):", frame_change(T_IE.array, [0.0, 0.0, 1.0, 0.1, 0.0, 0.0]))
+    return OK
