@@ -26,26 +26,13 @@ import logging
 import sys
 from importlib import metadata
 
-import dqspace
-
+from .. import __version__
 from .._numba_cache import BuildLockTimeout
+from .exits import OK, RUN_FAILED, USER_ERROR, UserError, fail
 
-__all__ = ["main", "build_parser", "UserError", "fail", "OK", "RUN_FAILED", "USER_ERROR"]
+__all__ = ["main", "build_parser"]
 
 log = logging.getLogger("dqspace")
-
-#: exit codes
-OK, RUN_FAILED, USER_ERROR = 0, 1, 2
-
-
-class UserError(Exception):
-    """A problem with what the user asked for: one line, exit 2."""
-
-
-def fail(msg: str, code: int = USER_ERROR) -> int:
-    """Print ``dqspace: error: <msg>`` on stderr; returns ``code``."""
-    print(f"dqspace: error: {msg}", file=sys.stderr)
-    return code
 
 
 def _first_line(exc):
@@ -54,7 +41,7 @@ def _first_line(exc):
 
 
 def _versions():
-    parts = [f"dqspace {dqspace.__version__}", f"Python {sys.version.split()[0]}"]
+    parts = [f"dqspace {__version__}", f"Python {sys.version.split()[0]}"]
     for dist in ("numpy", "numba", "scipy", "cvxpy"):
         try:
             parts.append(f"{dist} {metadata.version(dist)}")

@@ -4,7 +4,7 @@ report, list, show, new, demo.
 Each ``cmd_<name>(args)`` takes the arguments parsed by
 :func:`~dqspace.scenarios.cli.build_parser` and returns the exit status (see
 :mod:`dqspace.scenarios.cli`); a problem with what the user asked for raises
-:class:`~dqspace.scenarios.cli.UserError`.  What people read is printed in display units
+:class:`~dqspace.scenarios.exits.UserError`.  What people read is printed in display units
 with the unit named; files stay SI.
 
 Imports: :func:`dqspace.scenarios.cli.main` loads this module once the arguments are
@@ -23,7 +23,7 @@ import numpy as np
 from .._numba_cache import cache_dir, caches_are_warm
 from .campaigns.montecarlo import montecarlo
 from .campaigns.sweep import sweep
-from .cli import OK, RUN_FAILED, UserError, fail
+from .exits import OK, RUN_FAILED, UserError, fail
 from .figures.units import format_quantity, format_sweep_table
 from .sim.metrics import METRICS
 from .spec.config import embedded_scenarios, is_plain_name
