@@ -1,0 +1,172 @@
+"""The controllers and references of a system: the base and arm laws (built-in, or a user's
+class named ``module:Class``), the end-effector trajectory and the base reference."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+
+import numpy as np
+
+from ...control import (
+    ArmController,
+    BaseController,
+    ConstantPose,
+    JointGains,
+    Lemniscate,
+    PDGains,
+    PoseReference,
+    sample_trajectory,
+    task_space,
+    waypoints,
+)
+from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
+from ..spec.config import ScenarioError
+from .arm import ArmInfo
+
+__all__ = [
+    "load_class",
+    "TimeWarp",
+    "trajectory",
+    "base_reference",
+    "base_controller",
+    "arm_controller",
+]
+
+
+def load_class(spec: str, what: str):
+    """The class named by ``module:Class`` (ScenarioError if it cannot be imported)."""
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise ScenarioError(f"{what} = {spec!r}: expected a built-in law or module:Class")
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as exc:
+        raise ScenarioError(f"{what} = {spec!r}: cannot import {module!r} ({exc})") from None
+    try:
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        raise ScenarioError(f"{what} = {spec!r}: {module!r} has no {name!r}") from None
+    if not callable(obj):
+        raise ScenarioError(f"{what} = {spec!r} is not callable")
+    return obj
+
+
+class TimeWarp:
+    """A pose trajectory run on a smooth clock: hold until ``start``, then speed up
+    over ``ramp`` seconds (quintic blend of the rate from 0 to 1), then run at rate 1.
+
+    ``tau(t)`` is the warped time: the reference is ``traj(tau)`` with its twist
+    scaled by ``tau'`` and its acceleration ``acc tau'^2 + twist tau''`` (body frame).
+    """
+
+    def __init__(self, traj, start, ramp):
+        self.traj, self.start, self.ramp = traj, float(start), float(ramp)
+
+    def clock(self, t):
+        """(tau, tau', tau'')."""
+        s = t - self.start
+        if s <= 0.0:
+            return 0.0, 0.0, 0.0
+        T = self.ramp
+        if T > 0.0 and s < T:
+            x = s / T
+            rate = x**3 * (10 - 15 * x + 6 * x**2)  # quintic 0 -> 1 with zero slopes
+            drate = (30 * x**2 - 60 * x**3 + 30 * x**4) / T
+            tau = T * (x**4 * (10 / 4 - 15 / 5 * x + 6 / 6 * x**2))  # integral of the rate
+            return tau, rate, drate
+        tau0 = T * (10 / 4 - 3 + 1) if T > 0.0 else 0.0
+        return tau0 + (s - T if T > 0.0 else s), 1.0, 0.0
+
+    def __call__(self, t):
+        P, T, A = self.sample(np.array([float(t)]))
+        return PoseReference(P[0], T[0], A[0])
+
+    def sample(self, times):
+        """``(poses, twists, accs)`` at the times (m,) [s] (vectorised :meth:`clock`)."""
+        t = np.asarray(times, dtype=float).reshape(-1)
+        clock = np.array([self.clock(float(x)) for x in t]).reshape(-1, 3)
+        tau, r, dr = clock[:, 0], clock[:, 1:2], clock[:, 2:3]
+        P, T, A = sample_trajectory(self.traj, tau)
+        return P, T * r, A * r * r + T * dr
+
+
+def trajectory(cfg):
+    tr = cfg["trajectory"]
+    orient = quat_from_rpy_deg(tr["orientation_rpy_deg"])
+    if tr["type"] == "lemniscate":
+        x0, y0, z0 = tr["center"]
+        curve = Lemniscate(
+            r=tr["r"],
+            zeta=tr["zeta"],
+            theta_m=tr["theta_m"],
+            x0=x0,
+            y0=y0,
+            z0=z0,
+            orientation=orient,
+        )
+        return TimeWarp(curve, tr["start_time"], tr["ramp_time"])
+    if tr["type"] == "hold":
+        return TimeWarp(
+            ConstantPose(dq_from_quat_translation(orient, tr["center"])), tr["start_time"], 0.0
+        )
+    rows = cfg["waypoint"]
+    if len(rows) < 2:
+        raise ScenarioError("trajectory.type = 'waypoints' needs at least two [[waypoint]] rows")
+    times = [tr["start_time"] + r["time"] for r in rows]
+    if any(b <= a for a, b in itertools.pairwise(times)):
+        raise ScenarioError("[[waypoint]]: times must increase strictly")
+    poses = [dq_from_rpy_deg(r["rpy_deg"], r["xyz"]) for r in rows]
+    return waypoints.Waypoints(np.array(poses), np.array(times))
+
+
+def base_reference(cfg, pose0):
+    b = cfg["base_reference"]
+    hold = PoseReference(pose0, np.zeros(6), np.zeros(6))
+    if b["type"] == "hold":
+        return hold
+    target = dq_mul(pose0, dq_from_rpy_deg(b["rpy_deg"], b["xyz"]))
+    return waypoints.BaseSlew(pose0, target, b["start_time"], b["duration"])
+
+
+def base_controller(cfg, model):
+    bc = cfg["base_controller"]
+    gains = PDGains(
+        kp_rot=bc["kp_rot"], kd_rot=bc["kd_rot"], kp_trans=bc["kp_trans"], kd_trans=bc["kd_trans"]
+    )
+    if bc["law"] == "dual_pd":
+        return BaseController(model, gains)
+    cls = load_class(bc["law"], "base_controller.law")
+    return cls(model, gains)
+
+
+def arm_controller(cfg, model, info: ArmInfo, joints0):
+    ac = cfg["arm_controller"]
+    law = ac["law"]
+    if law == "computed_torque":
+        return ArmController(
+            model,
+            JointGains.from_natural_frequency(ac["omega_n"], ac["zeta"]),
+            seed=joints0,
+            frame=info.ee_frame,
+            limits=info.limits,
+            posture=joints0 if ac["posture_gain"] > 0 else None,
+            posture_gain=max(ac["posture_gain"], 1e-12),
+        )
+    # task space: e'' + kd e' + (kp / 2) e = 0 (log e is half the error): kp = 2 w^2
+    w, z = ac["omega_n"], ac["zeta"]
+    kp, kd = [2.0 * w * w] * 3, [2.0 * z * w] * 3
+    gains = PDGains(kp_rot=kp, kd_rot=kd, kp_trans=kp, kd_trans=kd)
+    if law == "task_space":
+        return task_space.TaskSpaceController(
+            model,
+            gains,
+            frame=info.ee_frame,
+            jacobian="local",
+            null_space_damping=ac["null_space_damping"],
+            computed_torque=True,
+            limits=info.limits,
+        )
+    cls = load_class(law, "arm_controller.law")
+    return cls(model, gains)

@@ -1,0 +1,246 @@
+"""The flight software of a built system: its blocks made once from the system's devices,
+sensors and controllers (:class:`~dqspace.control.flight.software.FlightSoftware`).
+
+* :func:`actuation_params` -- the thrusters (nominal: the flight software plans with what
+  it was told), the VSCMG cluster with its steering law, the reaction wheels with the
+  momentum manager, as the actuation stage's
+  :data:`~dqspace.control.flight.actuation.ActuationParams`;
+* :func:`navigation` -- the sensor suite and the filters of ``[sensors]``
+  (:data:`~dqspace.control.flight.navigation.NavigationParams` and its state): gyro
+  (sampled every tick) and star tracker into the attitude MEKF, relative navigation into
+  the translation filter (predicted with the planned force on the base: thrusters and the
+  arm's reaction), encoders and tachometers for the joints and devices.  Each sensor draws
+  from its own generator, spawned from ``scenario.seed``.  The filters start at the true
+  initial state (after an initial alignment) with the covariance of one star-tracker and
+  one navigation sample;
+* :func:`flight_software` -- all of it, with the controllers and the references.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...actuators import SteeringLaw
+from ...control.flight.actuation import FORCE, WRENCH, ActuationParams
+from ...control.flight.interfaces import plant_index
+from ...control.flight.law import StationKeepingLaw
+from ...control.flight.navigation import (
+    FilterParams,
+    FilterState,
+    NavigationParams,
+    NavigationState,
+    SensorParams,
+    SensorState,
+)
+from ...control.flight.software import FlightSoftware
+from ...control.navigation import AttitudeMEKF, TranslationKF
+from ...control.sensors import (
+    ARCSEC,
+    Gyro,
+    JointEncoders,
+    RelativeNavigation,
+    StarTracker,
+    Tachometer,
+    arw_from_deg_per_root_hour,
+    bias_instability_from_deg_per_hour,
+    rrw_from_deg_per_hour_root_hour,
+)
+from ...dq import rotation_matrix_from_dq, translation_from_dq
+
+__all__ = ["flight_software", "actuation_params", "navigation", "plant_index_of"]
+
+
+def flight_software(system) -> FlightSoftware:
+    """The :class:`~dqspace.control.flight.software.FlightSoftware` of a built
+    :class:`~dqspace.scenarios.build.system.System`."""
+    sy, cfg = system, system.cfg
+    law = StationKeepingLaw(
+        sy.base,
+        sy.arm,
+        model=sy.controller_model,
+        feedforward=cfg["base_controller"]["feedforward"],
+    )
+    mm = sy.momentum_manager
+    python_alloc = sy.allocator is not None and sy.allocator.method.value != "fast"
+    return FlightSoftware(
+        index=plant_index_of(sy),
+        law=law,
+        actuation=actuation_params(sy),
+        dump_active=mm.active_state if mm is not None else np.zeros(1),
+        trajectory=sy.trajectory,
+        base_reference=sy.base_reference,
+        ee_frame=sy.arm_info.ee_frame,
+        navigation=navigation(sy) if cfg["sensors"]["enabled"] else None,
+        allocator=sy.allocator if python_alloc else None,
+        thrusters=sy.thrusters,
+    )
+
+
+def plant_index_of(system):
+    """The :data:`~dqspace.control.flight.interfaces.PlantIndex` of a built system."""
+    sy = system
+    cm, wm, n = sy.cluster_model, sy.wheel_model, sy.arm_info.n
+    return plant_index(
+        sy.controller_model.nq,
+        sy.controller_model.nv,
+        arm_v=np.arange(6, 6 + n),
+        gimbal_q=cm.index.gimbal_q if cm is not None else (),
+        gimbal_v=cm.index.gimbal_v if cm is not None else (),
+        wheel_v=cm.index.wheel_v if cm is not None else (),
+        rw_v=wm.index.wheel_v if wm is not None else (),
+    )
+
+
+def actuation_params(system, health=None) -> ActuationParams:
+    """The :data:`~dqspace.control.actuation.ActuationParams` of a built system, the thrusters
+    as ``health`` says (default: as built)."""
+    sy, cfg = system, system.cfg
+    period = 1.0 / cfg["control"]["rate"]
+    dt = cfg["integrator"]["dt"]
+    ts = sy.thrusters
+    S = ts.n if ts is not None else 0
+    e3, eS = np.zeros((3, 0)), np.zeros(0)
+    if S:
+        health = ts if health is None else health
+        mod = sy.modulator
+        schmitt = mod.schmitt if mod is not None else None
+        thr = dict(
+            mode=FORCE if cfg["thrusters"]["mode"] == "force" else WRENCH,
+            H=np.ascontiguousarray(ts.H, dtype=float),
+            sigma_min=np.array(ts.sigma_min, dtype=float),
+            sigma_max=np.array(ts.sigma_max, dtype=float),
+            **_health(health),
+            **_allocation(sy.allocator),
+            pwm=mod is not None,
+            min_impulse_bit=np.array(ts.min_impulse_bit, dtype=float),
+            on_fraction=schmitt.on_fraction if schmitt is not None else 0.5,
+            off_fraction=schmitt.off_fraction if schmitt is not None else 0.5,
+            quantum=mod.quantum if mod is not None else 0.0,
+            error_feedback=bool(mod.error_feedback) if mod is not None else False,
+        )
+    else:
+        thr = dict(
+            mode=FORCE, H=np.zeros((6, 0)), sigma_min=eS, sigma_max=eS, effectiveness=eS,
+            fixed_thrust=eS, command_lower=eS, command_upper=eS, H_rows=np.zeros((3, 0)),
+            weights=eS, residual_weights=np.ones(3), alloc_tol=0.0, lp_max_iter=0,
+            lsq_max_iter=0, pwm=False, min_impulse_bit=eS, on_fraction=0.5,
+            off_fraction=0.5, quantum=0.0, error_feedback=False,
+        )  # fmt: skip
+    cm = sy.cluster_model
+    if cm is not None:
+        c = cm.cluster
+        cmg = {n: np.ascontiguousarray(getattr(c, n), dtype=float) for n in _CLUSTER_FIELDS}
+        cmg["steering"] = sy.steering.kernel_params
+    else:
+        cmg = {n: (e3 if n.startswith("A_") else eS) for n in _CLUSTER_FIELDS}
+        cmg["steering"] = _no_steering()
+    wm, mm = sy.wheel_model, sy.momentum_manager
+    if wm is not None:
+        arr = wm.array
+        rw = dict(
+            rw_A=np.ascontiguousarray(arr.A, dtype=float),
+            rw_I_s=np.ascontiguousarray(arr.I_s, dtype=float),
+            rw_max_torque=np.ascontiguousarray(arr.max_torque, dtype=float),
+            rw_max_speed=np.ascontiguousarray(arr.max_speed, dtype=float),
+        )
+    else:
+        rw = dict(rw_A=e3, rw_I_s=eS, rw_max_torque=eS, rw_max_speed=eS)
+    dump = dict(dumping=mm is not None, dump_gain=0.0, dump_start=1.0, dump_stop=0.0)
+    if mm is not None:
+        dump.update(dump_gain=mm.gain, dump_start=mm.start_fraction, dump_stop=mm.stop_fraction)
+    steps = int(round(period / dt))
+    return ActuationParams(period=period, dt=dt, steps=steps, **thr, **cmg, **rw, **dump)
+
+
+_CLUSTER_FIELDS = ("A_g0", "A_s0", "A_t0", "I_cg", "I_ws", "I_s", "I_t")
+
+
+def _health(ts):
+    """The thrusters' health fields of :data:`ActuationParams` (fresh arrays)."""
+    return {
+        "effectiveness": np.array(ts.effectiveness, dtype=float),
+        "fixed_thrust": np.array(ts.fixed_thrust, dtype=float),
+        "command_lower": np.array(ts.command_lower, dtype=float),
+        "command_upper": np.array(ts.command_upper, dtype=float),
+    }
+
+
+def _allocation(allocator):
+    """The fast allocation's fields of :data:`ActuationParams` (the cvxpy method is not
+    compiled: a run with it takes the Python loop)."""
+    H = np.ascontiguousarray(allocator.thrusters.H[: allocator.n_rows], dtype=float)
+    it = 50 * (H.shape[0] + H.shape[1])
+    return dict(
+        H_rows=H,
+        weights=np.ascontiguousarray(allocator.weights, dtype=float),
+        residual_weights=np.ascontiguousarray(allocator.residual_weights, dtype=float),
+        alloc_tol=float(allocator.tol),
+        lp_max_iter=it,
+        lsq_max_iter=it,
+    )
+
+
+def _no_steering():
+    law = SteeringLaw(h_ref=1.0, lambda0=0.0, mu=0.0, gimbal_rate_max=1.0, wheel_accel_max=1.0)
+    return law.kernel_params  # never read without VSCMGs (keeps one compiled signature)
+
+
+def navigation(system):
+    """``(NavigationParams, NavigationState)`` of a built system's ``[sensors]`` (module
+    docstring)."""
+    sy, cfg = system, system.cfg
+    s = cfg["sensors"]
+    seed = cfg["scenario"]["seed"]
+    rng = [np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(15, i))) for i in range(7)]
+    arw = arw_from_deg_per_root_hour(s["gyro_arw"])
+    rrw = rrw_from_deg_per_hour_root_hour(s["gyro_rrw"])
+    b0 = rng[0].normal(0.0, np.radians(s["gyro_bias"]) / 3600.0, 3)
+    dt = 1.0 / cfg["control"]["rate"]
+    gyro = Gyro(
+        rng[1],
+        rate=1.0 / dt,
+        arw=arw,
+        rrw=rrw,
+        initial_bias=b0,
+        bias_instability=bias_instability_from_deg_per_hour(s["gyro_bias_instability"]),
+        bias_instability_band=s["gyro_bias_instability_band"],
+    )
+    st_sigma = np.maximum(np.asarray(s["star_tracker_noise_arcsec"]), 1e-3) * ARCSEC
+    star = StarTracker(
+        rng[2],
+        rate=s["star_tracker_rate"],
+        noise_arcsec=s["star_tracker_noise_arcsec"],
+        latency=s["star_tracker_latency"],
+    )
+    pn = max(s["relnav_position_noise"], 1e-9)
+    vn = max(s["relnav_velocity_noise"], 1e-9)
+    relnav = RelativeNavigation(rng[3], rate=s["relnav_rate"], position_noise=pn, velocity_noise=vn)
+    enc = JointEncoders(rng[4], quantum=2.0 * np.pi / 2 ** s["encoder_bits"])
+    jt = Tachometer(rng[5], noise=s["joint_rate_noise"], quantum=1e-9)
+    dt_ = Tachometer(rng[6], noise=s["tachometer_noise"], quantum=1e-9)
+    q0, v0 = sy.q0, sy.v0
+    P0 = np.diag(list(st_sigma**2) + [(np.radians(s["gyro_bias"]) / 3600.0) ** 2 + 1e-20] * 3)
+    mekf = AttitudeMEKF(q0[:4], np.zeros(3), P0, arw=arw, rrw=rrw, star_tracker_sigma=st_sigma)
+    r0 = translation_from_dq(q0[:8])
+    v0_I = rotation_matrix_from_dq(q0[:8]) @ v0[3:6]
+    tkf = TranslationKF(
+        np.r_[r0, v0_I],
+        np.diag([pn**2] * 3 + [vn**2] * 3),
+        accel_psd=1e-6,
+        position_sigma=pn,
+        velocity_sigma=vn,
+    )
+    mass = float(sy.controller_model.mass[0])  # the base with its devices
+    sensors = SensorParams(
+        star.params, gyro.params, relnav.params, enc.quantum, enc.noise, jt.quantum, jt.noise,
+        dt_.quantum, dt_.noise,
+    )  # fmt: skip
+    sensor_state = SensorState(
+        star.schedule, gyro.state, relnav.schedule, star.rng, gyro.rng, relnav.rng, enc.rng,
+        jt.rng, dt_.rng,
+    )  # fmt: skip
+    filters = FilterParams(dt, mass, mekf.params, tkf.params)
+    filter_state = FilterState(
+        mekf.state, tkf.state, np.zeros(3), np.zeros(8), np.zeros(3), np.zeros(1)
+    )
+    return NavigationParams(sensors, filters), NavigationState(sensor_state, filter_state)
