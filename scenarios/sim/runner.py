@@ -82,6 +82,7 @@ from ...multibody import (
     simulate_adaptive,
     simulate_compiled,
 )
+from ..build.describe import figure_facts, open_loop_figure_facts
 from ..build.dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
 from ..build.system import build_system, thruster_faults
 from ..spec.config import ScenarioError
@@ -617,6 +618,7 @@ class _OpenLoop:
         return np.arange(k + 1, k + m + 1) * every * dt, tr.q[1:], tr.v[1:]
 
     def simulate(self, rec, checkpoint, bar):
+        rec.manifest["system"] = open_loop_figure_facts(self.model, self.cfg)
         q, v = self.model.neutral_configuration(), np.zeros(self.model.nv)
         self._add(rec, np.zeros(1), q[None], v[None])
         k = 0
@@ -749,7 +751,7 @@ class _ClosedLoop:
 
     def simulate(self, rec, checkpoint, bar):
         cfg, sy, period = self.cfg, self.sy, self.period
-        rec.manifest["system"] = sy.description
+        rec.manifest["system"] = {**sy.description, **figure_facts(sy)}
         rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
         faults = sorted(cfg["faults"], key=lambda f: f["time"])
         flight, N = self.flight, self.n_ticks
