@@ -31,6 +31,8 @@ from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.build.system import build_system
 from dqspace.scenarios.cli import main
 from dqspace.scenarios.figures import animate as A
+from dqspace.scenarios.figures import video
+from dqspace.scenarios.figures.meshes import sphere_mesh
 from dqspace.scenarios.store.results import Results, SeriesInfo
 
 # the arm moves from t = 0.1 s on (no 2 s ramp), so that 2 s show it travel
@@ -355,7 +357,7 @@ def test_stl_readers_agree_and_meshes_thin_to_a_budget(tmp_path):
     assert np.allclose(b.vertices[b.faces], a.vertices[a.faces], atol=1e-6)
     assert np.allclose(b.vertices[b.faces], tris, atol=1e-6)
     # a fine sphere thinned: fewer vertices, same size
-    s = A._sphere(1.0, 40, 80)
+    s = sphere_mesh(1.0, 40, 80)
     thin = A.simplify_mesh(s, 300)
     assert len(thin.vertices) <= 300 < len(s.vertices)
     assert np.allclose(np.ptp(thin.vertices, axis=0), 2.0, atol=0.15)
@@ -450,7 +452,7 @@ def test_a_gif_shows_the_scene_and_the_arm_moving(sk_dir, tmp_path):
 def test_mp4_without_ffmpeg_is_a_clear_error_and_leaves_nothing(
     sk_dir, tmp_path, monkeypatch, capsys
 ):
-    monkeypatch.setattr(A.shutil, "which", lambda name: None)
+    monkeypatch.setattr(video.shutil, "which", lambda name: None)
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import fails
     assert main(["animate", str(sk_dir), "--format", "mp4", "--out", str(tmp_path / "a.mp4")]) == 2
     assert "imageio-ffmpeg" in _error_line(capsys)
