@@ -67,12 +67,12 @@ def write_video(results, path, fmt, frames, fps):
     ValueError : see :func:`dqspace.scenarios.figures.posing.pose_scene`; mp4 without an
         ffmpeg program or the imageio-ffmpeg package
     """
-    # matplotlib's animation, Agg canvas and 3-D axes: heavy, loaded for a video only
-    import matplotlib
-    from matplotlib import animation
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
+    # matplotlib's animation, canvas and 3-D drawing: heavy, loaded for a video only
+    import matplotlib  # heavy, see above
+    from matplotlib import animation  # heavy, see above
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy, see above
+    from matplotlib.figure import Figure  # heavy, see above
+    from matplotlib.patches import Patch  # heavy, see above
 
     pose = pose_scene(results, frames, fps)
     writer, rc = _video_writer(fmt, pose.fps)
