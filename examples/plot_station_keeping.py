@@ -15,7 +15,11 @@ The same run from the command line, 20 s and every figure written to
 """
 
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.figures.plots import plot_disturbance_rejection, plot_thrusters, plot_tracking
+from dqspace.scenarios.figures.plots import (
+    plot_disturbance_rejection,
+    plot_thrusters,
+    plot_tracking,
+)
 from dqspace.scenarios.figures.units import format_quantity
 
 # %%

@@ -20,6 +20,7 @@ from .articulated import (
     forward_dynamics_aba,
     mixed_dynamics,
 )
+from .description import model_from_dict, model_to_dict
 from .dh import DHRow, LinkInertia, arm_from_dh
 from .dynamics import (
     FreeFloatingResult,
@@ -112,7 +113,9 @@ __all__ = [
     "kinetic_energy",
     "mass_matrix",
     "mixed_dynamics",
+    "model_from_dict",
     "model_from_urdf",
+    "model_to_dict",
     "models",
     "momentum",
     "no_inputs",

@@ -28,7 +28,7 @@ from importlib import metadata
 
 from .. import __version__
 from .._numba_cache import BuildLockTimeout
-from .exits import OK, RUN_FAILED, USER_ERROR, UserError, fail
+from .exits import RUN_FAILED, USER_ERROR, UserError, fail
 
 __all__ = ["main", "build_parser"]
 

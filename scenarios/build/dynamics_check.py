@@ -127,7 +127,6 @@ def reference_ee_positions(config, t, rtol=REFERENCE_RTOL):
     ValueError : a config without ``[open_loop]``, bad times, a failed integration
     """
 
-
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):
         raise ValueError("t: must be a non-empty 1-D array of finite times [s]")

@@ -2,9 +2,10 @@
 
 The page holds, in this order: the run's status (a red banner unless it completed
 without degradation), its degradations and events; the metrics in display units with
-the requirements (:func:`dqspace.scenarios.plots.requirement_limits`) and verdicts; every
-figure of :func:`dqspace.scenarios.plots.figures`, embedded as base64 PNG; the resolved
-scenario as TOML; the versions, the machine and the run's times from the manifest.
+the requirements (:func:`dqspace.scenarios.figures.plots.requirement_limits`) and verdicts;
+every figure of :func:`dqspace.scenarios.figures.plots.figures`, embedded as base64 PNG;
+the resolved scenario as TOML; the versions, the machine and the run's times from the
+manifest.
 
 It needs nothing but the file: no script, no font, no stylesheet or image is fetched
 (the style sheet is inline, the images are ``data:`` URLs), so it opens offline and can
@@ -20,7 +21,11 @@ import os
 from pathlib import Path
 
 from ..sim.metrics import METRICS
+from ..spec.config import dumps_toml
+from ..spec.schema import SCHEMA
 from ..store.storage import atomic_write_bytes
+from .common import requirement_limits, run_metrics, status_text
+from .plots import figures
 from .units import format_number, format_quantity
 
 __all__ = ["build_report", "write_report"]
@@ -56,10 +61,8 @@ def _png(fig, dpi=110):
 
 
 def _status_html(res):
-    from .plots import _status_text
-
     m = res.manifest
-    text = _status_text(res)
+    text = status_text(res)
     t_end = float(res.t[-1]) if len(res.t) else 0.0
     duration = ((m.get("scenario") or {}).get("scenario") or {}).get("duration")
     if text:
@@ -95,9 +98,7 @@ def _status_html(res):
 
 
 def _metrics_html(res):
-    from .plots import _metrics, requirement_limits
-
-    metrics = _metrics(res)
+    metrics = run_metrics(res)
     if not metrics:
         return "<h2>Metrics</h2><p>none (not a closed-loop run)</p>"
     limits = requirement_limits(res)
@@ -129,8 +130,6 @@ def _metrics_html(res):
 
 
 def _figures_html(res):
-    from .plots import figures
-
     out = ["<h2>Figures</h2>"]
     figs = figures(res)
     if not figs:
@@ -146,9 +145,6 @@ def _figures_html(res):
 
 
 def _scenario_html(res):
-    from ..spec.config import dumps_toml
-    from ..spec.schema import SCHEMA
-
     sc = res.manifest.get("scenario") or {}
     text = dumps_toml(sc, SCHEMA) if sc else "(no scenario in the manifest)"
     return f'<h2>Scenario (resolved)</h2><pre id="scenario">{_e(text)}</pre>'

@@ -35,6 +35,7 @@ __all__ = [
     "to_display",
     "format_number",
     "format_quantity",
+    "format_compact",
     "display_metrics",
     "format_sweep_table",
 ]
@@ -183,8 +184,10 @@ def _missing(v):
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _compact(v, digits):
-    """A short text for an override value (a scenario value, in the scenario's units)."""
+def format_compact(v, digits=4):
+    """A short text for an override value (a scenario value, in the scenario's units):
+    ``600×3`` for a repeated vector, ``failed_off #0 t=2`` for a thruster fault, ``none``
+    for an empty list, ``-`` for a missing value; numbers in ``digits`` significant digits."""
     if _missing(v):
         return "-"
     if isinstance(v, bool):
@@ -194,14 +197,14 @@ def _compact(v, digits):
     if isinstance(v, dict):
         if {"time", "thruster", "kind"} <= set(v) <= {"time", "thruster", "kind", "scale"}:
             scale = v.get("scale", 1.0)
-            return f"{v['kind']} #{v['thruster']} t={_compact(v['time'], digits)}" + (
-                f" ×{_compact(scale, digits)}" if scale != 1.0 else ""
+            return f"{v['kind']} #{v['thruster']} t={format_compact(v['time'], digits)}" + (
+                f" ×{format_compact(scale, digits)}" if scale != 1.0 else ""
             )  # a thruster fault
-        return " ".join(f"{k}={_compact(x, digits)}" for k, x in v.items())
+        return " ".join(f"{k}={format_compact(x, digits)}" for k, x in v.items())
     if isinstance(v, (list, tuple)):
         if not v:
             return "none"
-        parts = [_compact(x, digits) for x in v]
+        parts = [format_compact(x, digits) for x in v]
         if all(not isinstance(x, (list, tuple, dict)) for x in v) and len(set(parts)) == 1:
             return f"{parts[0]}×{len(parts)}"
         return ("; " if isinstance(v[0], dict) else ",").join(parts)
@@ -268,7 +271,9 @@ def format_sweep_table(df, metric_units, max_width=100, max_rows=20, digits=4):
     keys = [c for c in df.columns if c not in _META and _is_override(c)]
     varying = [k for k in keys if len({repr(v) for v in df[k]}) > 1] or keys
     names = _short_names(varying)
-    overrides = [(names[k], [_clip(_compact(v, digits)) for v in df[k]], False) for k in varying]
+    overrides = [
+        (names[k], [_clip(format_compact(v, digits)) for v in df[k]], False) for k in varying
+    ]
     metrics = [c for c in df.columns if c not in _META and not _is_override(c)]
     metrics = [m for m in _KEY_METRICS if m in metrics] + [
         m for m in metrics if m not in _KEY_METRICS

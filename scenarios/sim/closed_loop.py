@@ -19,6 +19,7 @@ import numpy as np
 
 from ...control.flight.interfaces import command_arrays
 from ...multibody import IntegrationError
+from ..build.describe import figure_facts
 from ..build.devices import thruster_faults
 from ..build.flight import flight_software
 from ..build.system import build_system
@@ -63,7 +64,7 @@ class ClosedLoop:
 
     def simulate(self, rec, checkpoint, bar):
         cfg, sy, period = self.cfg, self.sy, self.period
-        rec.manifest["system"] = sy.description
+        rec.manifest["system"] = {**sy.description, **figure_facts(sy)}
         rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
         faults = sorted(cfg["faults"], key=lambda f: f["time"])
         flight, N = self.flight, self.n_ticks

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...dq import translation_from_dq
 from ...multibody import frame_pose, simulate_adaptive, simulate_compiled
+from ..build.describe import open_loop_figure_facts
 from ..build.dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
 from . import boundary as _inputs
 
@@ -110,6 +111,7 @@ class OpenLoop:
         return np.arange(k + 1, k + m + 1) * every * dt, tr.q[1:], tr.v[1:]
 
     def simulate(self, rec, checkpoint, bar):
+        rec.manifest["system"] = open_loop_figure_facts(self.model, self.cfg)
         q, v = self.model.neutral_configuration(), np.zeros(self.model.nv)
         self._add(rec, np.zeros(1), q[None], v[None])
         k = 0

@@ -26,11 +26,13 @@ import pytest
 import pytransform3d.rotations as pr
 import pytransform3d.transformations as pt
 
-from dqspace.multibody import frame_pose
+from dqspace.multibody import frame_pose, model_from_dict
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.build.system import build_system
 from dqspace.scenarios.cli import main
 from dqspace.scenarios.figures import animate as A
+from dqspace.scenarios.figures import video
+from dqspace.scenarios.figures.meshes import sphere_mesh
 from dqspace.scenarios.store.results import Results, SeriesInfo
 
 # the arm moves from t = 0.1 s on (no 2 s ramp), so that 2 s show it travel
@@ -241,6 +243,74 @@ def test_an_open_loop_run_is_drawn_at_its_recorded_positions(tmp_path):
     assert "thruster plumes (firing)" not in [d["name"] for d in fig["data"]]
 
 
+# ------------------------------------------------------------------ what the run recorded
+
+
+def test_the_recorded_plant_is_the_runs_plant_bit_for_bit(sk, ur5):
+    for res in (sk, ur5):
+        recorded = model_from_dict(res.manifest["system"]["plant_model"])
+        plant = build_system(res.manifest["scenario"]).plant
+        for a, b in zip(recorded.packed, plant.packed, strict=True):
+            assert a.tobytes() == b.tobytes()
+        assert recorded.body_names == plant.body_names
+        assert [f.name for f in recorded.frames] == [f.name for f in plant.frames]
+
+
+def test_animating_imports_nothing_a_result_names(sk, tmp_path, monkeypatch):
+    """A received result may name any controller module: animating it runs none of it."""
+    marker = tmp_path / "imported"
+    (tmp_path / "dqspace_probe_law.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\nclass Law:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sc = dict(sk.manifest["scenario"])
+    sc["base_controller"] = dict(sc["base_controller"], law="dqspace_probe_law:Law")
+    sc["arm_controller"] = dict(sc["arm_controller"], law="dqspace_probe_law:Law")
+    res = Results(sk.data, sk.info, dict(sk.manifest, scenario=sc))
+    fig = A.animation_figure(res, frames=3)
+    assert len(fig["frames"]) == 3
+    assert not marker.exists() and "dqspace_probe_law" not in sys.modules
+
+
+def test_a_result_without_its_recorded_plant_is_refused_clearly(sk, tmp_path, capsys):
+    system = {k: v for k, v in sk.manifest["system"].items() if k != "plant_model"}
+    old = Results(sk.data, sk.info, dict(sk.manifest, system=system))
+    with pytest.raises(ValueError, match=r"does not record its plant .*run the scenario again"):
+        A.animation_figure(old, frames=2)
+    old.save(tmp_path / "old")
+    assert main(["animate", str(tmp_path / "old")]) == 2
+    assert "does not record its plant" in _error_line(capsys)
+
+
+def _hostile(sk, path, value):
+    system = json.loads(json.dumps(sk.manifest["system"]))
+    target = system
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return Results(sk.data, sk.info, dict(sk.manifest, system=system))
+
+
+@pytest.mark.parametrize(
+    "path, value, match",
+    [
+        (["scene", "thrusters", 0, "position", 1], float("nan"), r"thrusters\[0\]\.position\[1\]"),
+        (["scene", "vscmgs", 2, "gimbal_body"], 10**6, r"vscmgs\[2\]\.gimbal_body"),
+        (["scene", "vscmgs", 0, "wheel_v"], "14", r"vscmgs\[0\]\.wheel_v"),
+        (["scene", "ee_frame"], "no_such_frame", r"ee_frame: 'no_such_frame' is not a frame"),
+        (["scene", "base_size"], -0.3, r"base_size: expected a positive finite"),
+        (["scene", "thrusters"], [{}] * 10**4, r"thrusters: expected a list of at most"),
+        (["scene", "urdf"], {"path": ["/etc/passwd"], "sha256": ""}, r"urdf: expected None"),
+        (["plant_model", "bodies", 1, "mass"], float("inf"), r"plant_model.*bodies\[1\]\.mass"),
+        (["plant_model", "bodies", 1, "joint", "type"], "os.system", r"joint\.type"),
+        (["scene"], "drawn by a script", r"scene: expected a table"),
+    ],
+)
+def test_hostile_recorded_data_is_refused_naming_the_entry(sk, path, value, match):
+    with pytest.raises(ValueError, match=match):
+        A.animation_figure(_hostile(sk, path, value), frames=2)
+
+
 # ------------------------------------------------------------------ URDF visuals
 
 
@@ -344,6 +414,18 @@ def test_urdf_visuals_are_drawn_on_their_links(visual_run, caplog):
         assert present((np.c_[w2, np.ones(4)] @ _T(frame_pose(plant, q, "wrist2")).T)[:, :3])
 
 
+def test_a_urdf_that_is_gone_is_drawn_as_sticks(visual_run, caplog):
+    res, _ = visual_run
+    system = json.loads(json.dumps(res.manifest["system"]))
+    system["scene"]["urdf"]["path"] = "/nonexistent/arm.urdf"
+    gone = Results(res.data, res.info, dict(res.manifest, system=system))
+    with caplog.at_level(logging.WARNING, logger="dqspace"):
+        fig = A.animation_figure(gone, frames=2)
+    assert "/nonexistent/arm.urdf cannot be read" in caplog.text and "sticks" in caplog.text
+    arm = fig["data"][_trace(fig, "arm links")]
+    assert "facecolor" not in arm and len(_points(arm)) > 0  # sticks, in the arm's colour
+
+
 def test_stl_readers_agree_and_meshes_thin_to_a_budget(tmp_path):
     tris = np.random.default_rng(3).normal(size=(50, 3, 3))
     rec = np.zeros(50, dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
@@ -355,7 +437,7 @@ def test_stl_readers_agree_and_meshes_thin_to_a_budget(tmp_path):
     assert np.allclose(b.vertices[b.faces], a.vertices[a.faces], atol=1e-6)
     assert np.allclose(b.vertices[b.faces], tris, atol=1e-6)
     # a fine sphere thinned: fewer vertices, same size
-    s = A._sphere(1.0, 40, 80)
+    s = sphere_mesh(1.0, 40, 80)
     thin = A.simplify_mesh(s, 300)
     assert len(thin.vertices) <= 300 < len(s.vertices)
     assert np.allclose(np.ptp(thin.vertices, axis=0), 2.0, atol=0.15)
@@ -450,7 +532,7 @@ def test_a_gif_shows_the_scene_and_the_arm_moving(sk_dir, tmp_path):
 def test_mp4_without_ffmpeg_is_a_clear_error_and_leaves_nothing(
     sk_dir, tmp_path, monkeypatch, capsys
 ):
-    monkeypatch.setattr(A.shutil, "which", lambda name: None)
+    monkeypatch.setattr(video.shutil, "which", lambda name: None)
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import fails
     assert main(["animate", str(sk_dir), "--format", "mp4", "--out", str(tmp_path / "a.mp4")]) == 2
     assert "imageio-ffmpeg" in _error_line(capsys)

@@ -192,7 +192,7 @@ def test_pareto_front_is_the_set_of_non_dominated_points():
 
 
 def test_dqspace_plot_of_a_sweep_directory_writes_tradeoff_and_pareto(tmp_path, capsys):
-    from dqspace.scenarios.campaigns import sweep
+    from dqspace.scenarios import sweep
 
     sc = load_scenario("station-keeping", ["scenario.duration=0.2"])
     out = tmp_path / "sw"

@@ -15,6 +15,8 @@ from matplotlib.image import imread
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.build.dynamics_check import reference_ee_positions
 from dqspace.scenarios.figures import plots as P
+from dqspace.scenarios.figures.common import STATUS_COLOR
+from dqspace.scenarios.figures.units import format_number
 from dqspace.scenarios.store.results import Results
 
 CLOSED = ["scenario.duration=1.5", "trajectory.start_time=0.5"]
@@ -249,11 +251,10 @@ def test_requirements_are_lines_at_their_values_with_the_metric_stated(closed, f
         (mark,) = _gid(a, "metric")
         assert mark.get_ydata()[0] == pytest.approx(value, rel=1e-12)
         title = a.get_title(loc="left")
-        assert f"max {P.format_number(value)} " in title and f"({metric})" in title
+        assert f"max {format_number(value)} " in title and f"({metric})" in title
         assert "MET (margin" in title
         assert (
-            mark.get_label()
-            == f"{metric} = {P.format_number(value)} {'mm' if factor > 1 else 'deg'}"
+            mark.get_label() == f"{metric} = {format_number(value)} {'mm' if factor > 1 else 'deg'}"
         )
     # the tracking figure: ee_max <= 1 mm, on the |error| panel
     (req,) = _gid(figures["tracking"].axes[4], "requirement")
@@ -317,7 +318,7 @@ def test_singularity_measure_is_normalised_with_its_threshold(closed, figures):
     assert _level(lim) == pytest.approx(math.log(100.0) / 10.0)  # wheel weight mu_w = 10
     lo, hi = ax.get_ylim()
     assert lo <= 0.0 and hi > np.nanmax(closed["det_CCt"]) / h_ref**6  # 0 = singular in view
-    assert f"{P.format_number(closed.manifest['metrics']['min_det_GGt'])} (min_det_GGt)" in (
+    assert f"{format_number(closed.manifest['metrics']['min_det_GGt'])} (min_det_GGt)" in (
         ax.get_title(loc="left")
     )
 
@@ -354,7 +355,7 @@ def test_titles_say_a_status_other_than_complete_in_red(closed):
             fig = fn(_with_manifest(closed, **changes))
             lines = fig.get_suptitle().splitlines()
             assert lines[0].startswith("station-keeping: ")
-            red = to_rgb(fig._suptitle.get_color()) == to_rgb(P._STATUS_COLOR)
+            red = to_rgb(fig._suptitle.get_color()) == to_rgb(STATUS_COLOR)
             if expected is None:
                 assert not red and not any("FAILED" in ln or "degraded" in ln for ln in lines)
             else:
@@ -507,10 +508,93 @@ def test_reference_rejects_bad_input(open_loop):
 
 
 def test_dynamics_check_figure_uses_a_recorded_reference_when_present(open_loop, figures):
-    # recomputed (no ee_ref_I): the error panel is the distance measured above, in mm
+    # the run records its reference: the error panel is the distance to an independent
+    # recomputation (the same method, computed here), in mm
+    assert "ee_ref_I" in open_loop
+    ref = reference_ee_positions(open_loop.manifest["scenario"], open_loop.t)
     err = np.asarray(_line(figures["dynamics_check"].axes[1], "|r_run − r_reference|").get_ydata())
+    expected = 1e3 * _distance(open_loop, ref)
+    np.testing.assert_allclose(err[expected > 0], expected[expected > 0], rtol=1e-9)
     assert np.nanmax(err) < 1.5e-6 and np.isnan(err[0])  # exactly 0 at t = 0: not drawn
+    assert "reference: matrix-form" in figures["dynamics_check"].axes[0].get_title(loc="left")
     data = dict(open_loop.data, ee_ref_I=open_loop["ee_pos_I"] + [0.0, 2e-6, 0.0])
     fig = P.plot_dynamics_check(Results(data, open_loop.info, open_loop.manifest))
     err = np.asarray(_line(fig.axes[1], "|r_run − r_reference|").get_ydata())
     np.testing.assert_allclose(err, 2e-3, rtol=1e-6)  # 2 µm = 0.002 mm, everywhere
+
+
+def test_dynamics_check_without_a_recorded_reference_draws_the_run_alone(open_loop, monkeypatch):
+    from dqspace.scenarios.build import dynamics_check
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the figure recomputed the reference")
+
+    monkeypatch.setattr(dynamics_check, "reference_ee_positions", refuse)
+    data = {k: v for k, v in open_loop.data.items() if k != "ee_ref_I"}
+    info = {k: v for k, v in open_loop.info.items() if k != "ee_ref_I"}
+    fig = _drawn(P.plot_dynamics_check(Results(data, info, open_loop.manifest)))
+    assert "reference not recorded" in fig.get_suptitle()
+    (ax,) = _plot_axes(fig)  # one panel: the run's path
+    assert "reference not recorded" in ax.get_title(loc="left")
+    assert not [ln for ln in ax.get_lines() if ln.get_label().startswith("reference")]
+    np.testing.assert_allclose(
+        _line(ax, "x, run").get_ydata(),
+        1e3 * (open_loop["ee_pos_I"][:, 0] - open_loop["ee_pos_I"][0, 0]),
+    )
+
+
+def test_singularity_without_recorded_steering_says_so_and_rebuilds_nothing(closed):
+    system = {k: v for k, v in closed.manifest["system"].items() if k != "steering"}
+    fig = _drawn(P.plot_singularity(_with_manifest(closed, system=system)))
+    assert "steering law not recorded" in fig.get_suptitle()
+    ax = fig.axes[0]
+    (line,) = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+    assert line.get_label() == "det(C Cᵀ)\n(h_ref not recorded)"
+    assert not _gid(ax, "limit")  # the threshold needs the recorded wheel weight
+    top = np.abs(closed["det_CCt"]).max()
+    exp3 = 3 * int(np.floor(np.log10(top) / 3))
+    np.testing.assert_allclose(line.get_ydata(), closed["det_CCt"] / 10.0**exp3, rtol=1e-12)
+    # hostile values are not trusted either
+    bad = dict(closed.manifest["system"], steering={"h_ref": "1e3", "wheel_mu": 10.0})
+    assert "not recorded" in P.plot_singularity(_with_manifest(closed, system=bad)).get_suptitle()
+
+
+def test_the_recorded_steering_is_the_runs_own(closed):
+    from dqspace.scenarios.build.system import build_system
+
+    law = build_system(closed.manifest["scenario"]).steering
+    rec = closed.manifest["system"]["steering"]
+    assert (rec["h_ref"], rec["mu"], rec["lambda0"], rec["wheel_mu"]) == (
+        law.h_ref,
+        law.mu,
+        law.lambda0,
+        law.wheel_mu,
+    )
+    assert rec["singularity_level"] == math.log(100.0) / law.wheel_mu
+
+
+def test_figures_import_nothing_that_builds_a_system():
+    """The figures read what a run recorded: no module of ``scenarios/figures`` imports the
+    system builder, the runner or ``importlib`` (nothing a result names is imported)."""
+    import ast
+    from pathlib import Path
+
+    import dqspace.scenarios.figures as F
+
+    folder = Path(F.__file__).parent
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                module = ("." * node.level) + (node.module or "")
+                if module.startswith(("..build", "..sim.runner", "..sim.loop", "..sim.plant")):
+                    found.append(f"{path.name}: {module}")
+                if module in ("importlib", "pickle"):
+                    found.append(f"{path.name}: {module}")
+            elif isinstance(node, ast.Import):
+                found += [
+                    f"{path.name}: {a.name}"
+                    for a in node.names
+                    if a.name in ("importlib", "pickle")
+                ]
+    assert not found, found

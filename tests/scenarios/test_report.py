@@ -80,9 +80,9 @@ def test_the_scenario_is_the_resolved_toml_and_the_machine_is_named(stored, page
 
 
 def test_a_failed_run_says_so_and_lists_its_events(stored, tmp_path, monkeypatch):
-    from dqspace.scenarios.figures import plots
+    from dqspace.scenarios.figures import report
 
-    monkeypatch.setattr(plots, "figures", lambda res: {})  # the page's text only: faster
+    monkeypatch.setattr(report, "figures", lambda res: {})  # the page's text only: faster
     res = Results.load(stored)
     events = [{"t": 0.4, "event": "thruster fault", "thruster": 2, "kind": "stuck_on"}]
     bad = Results(

@@ -1,0 +1,520 @@
+"""The shared figure machinery: styles, titles and status, events, legends, tick format,
+requirement and limit lines, the run's metrics.
+
+Every figure module of :mod:`dqspace.scenarios.figures` draws through these names, so that
+the conventions of :mod:`dqspace.scenarios.figures.plots` hold everywhere: values in
+display units with the unit on every axis, no offset or multiplier notation, legends
+outside the axes on the right, lines that differ in style as well as colour, a red title
+for a run that did not complete, requirements and limits as dotted black lines with the
+metric's value stated.
+
+Requirements come from one table (:func:`requirement_limits`): the scenario's
+``requirements``, else :data:`dqspace.scenarios.campaigns.montecarlo.DEFAULT_REQUIREMENTS`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import ScalarFormatter
+
+# DEFAULT_REQUIREMENTS and scenario_requirements move to spec/requirements.py; read from
+# campaigns.montecarlo, which keeps them importable, until then
+from ..campaigns.montecarlo import DEFAULT_REQUIREMENTS, scenario_requirements
+from ..sim.metrics import METRICS, summarize
+from ..spec.schema import SCHEMA
+from .units import format_compact, format_number, format_quantity, to_display
+
+__all__ = [
+    "REQUIREMENTS",
+    "XYZ",
+    "LINE_STYLES",
+    "EVENT_STYLE",
+    "LIMIT_STYLE",
+    "STATUS_COLOR",
+    "component_style",
+    "scenario_config",
+    "scenario_section",
+    "status_text",
+    "value_text",
+    "settings_text",
+    "base_gains_text",
+    "arm_gains_text",
+    "title_text",
+    "new_figure",
+    "event_name",
+    "run_events",
+    "mark_events",
+    "legend",
+    "plain_ticks",
+    "finish_figure",
+    "display_series",
+    "reference_markers",
+    "superscript",
+    "run_metrics",
+    "transient",
+    "requirement_limits",
+    "magnitude",
+    "limit_line",
+    "metric_mark",
+    "log_view",
+    "verdict",
+    "required_magnitude",
+    "metric_unit",
+    "device_limit",
+    "run_style",
+    "campaign_figure",
+    "save",
+    "value_label",
+]
+
+
+#: the default requirements (metric -> limit in the metric's SI unit), read from
+#: :data:`dqspace.scenarios.campaigns.montecarlo.DEFAULT_REQUIREMENTS` (one table for
+#: figures, reports and campaigns)
+REQUIREMENTS = {m: limit for m, (op, limit, _) in DEFAULT_REQUIREMENTS.items() if op == "<="}
+
+#: the names of a vector's components
+XYZ = ("x", "y", "z")
+#: line styles of a vector's components, in order (solid, dashed, dotted, dash-dot, ...)
+LINE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)))
+#: an event instant (a thruster fault): a dash-dot grey vertical line
+EVENT_STYLE = {"color": "0.25", "ls": (0, (6, 2, 1, 2)), "lw": 1.0}
+#: a requirement or a device limit: a dotted black line
+LIMIT_STYLE = {"color": "k", "ls": (0, (1, 1.2)), "lw": 1.6}
+#: the colour of a title, a line or a mark saying that a run did not complete or failed
+STATUS_COLOR = "#b00000"
+
+
+# ------------------------------------------------------------------ titles and status
+
+
+def component_style(i, lw=1.3):
+    """Colour and line style of component i (distinct in greyscale for i < 6)."""
+    return {"color": f"C{i % 10}", "ls": LINE_STYLES[i % len(LINE_STYLES)], "lw": lw}
+
+
+def scenario_config(res) -> dict:
+    """The run's resolved scenario (``manifest["scenario"]``; ``{}`` when absent)."""
+    sc = res.manifest.get("scenario") or {}
+    return sc if isinstance(sc, dict) else {}
+
+
+def scenario_section(res, name) -> dict:
+    """A section of the run's resolved scenario (``{}`` when absent)."""
+    sec = scenario_config(res).get(name)
+    return sec if isinstance(sec, dict) else {}
+
+
+def status_text(res) -> str:
+    """'' for a complete run, else what went wrong (``FAILED at t = 3.2 s: ...``,
+    ``interrupted at t = ...``, ``degraded: <first reason>``)."""
+    m = res.manifest
+    status = m.get("status", "complete")
+    t_end = float(res.t[-1]) if len(res.t) else 0.0
+    at = f"at t = {format_quantity(t_end, 's')}"
+    message = " ".join(str(m.get("message") or "").split())
+    if len(message) > 70:
+        message = message[:69] + "…"
+    if status == "failed":
+        return f"FAILED {at}" + (f": {message}" if message else "")
+    if status == "interrupted":
+        return f"interrupted {at}"
+    if status == "running":
+        return f"incomplete (running, {at})"
+    if status != "complete":
+        return f"status {status!r} {at}"
+    degraded = m.get("degraded") or []
+    if degraded:
+        return f"degraded: {degraded[0]}" + (
+            f" (+{len(degraded) - 1} more)" if len(degraded) > 1 else ""
+        )
+    return ""
+
+
+def value_text(v) -> str:
+    """A setting's value as a title shows it: ``on``/``off``, 4 digits, a vector with equal
+    components as one number."""
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, (int, float)):
+        return format_number(v)
+    if isinstance(v, (list, tuple)) and v and all(isinstance(x, (int, float)) for x in v):
+        if len(set(v)) == 1:
+            return format_number(v[0])
+        return "[" + ", ".join(format_number(x) for x in v) + "]"
+    return str(v)
+
+
+def settings_text(res, section, keys, prefix=None):
+    """``base: kp_trans 600 N/m, ...``: the values of ``keys`` of a scenario section with
+    their schema units (a vector with equal components as one number); '' when none is
+    set."""
+    sec = scenario_section(res, section)
+    fields = SCHEMA[section].fields if section in SCHEMA else {}
+    parts = []
+    for k in keys:
+        if k not in sec:
+            continue
+        unit = getattr(fields.get(k), "unit", "") or ""
+        unit = "" if isinstance(sec[k], bool) or unit == "-" else unit
+        parts.append(f"{k} {value_text(sec[k])}" + (f" {unit}" if unit else ""))
+    return f"{prefix or section}: " + ", ".join(parts) if parts else ""
+
+
+def base_gains_text(res, which=("trans", "rot")) -> str:
+    """The base controller's law and gains (``which``: translation, rotation) as a line."""
+    keys = [f"k{g}_{w}" for w in which for g in "pd"] + ["feedforward"]
+    law = scenario_section(res, "base_controller").get("law", "dual_pd")
+    return settings_text(res, "base_controller", keys, prefix=f"base {law}")
+
+
+def arm_gains_text(res) -> str:
+    """The arm controller's law and gains as a line."""
+    law = scenario_section(res, "arm_controller").get("law", "computed_torque")
+    keys = ("omega_n", "zeta") if law == "computed_torque" else ("null_space_damping",)
+    return settings_text(res, "arm_controller", keys, prefix=f"arm {law}")
+
+
+def title_text(res, what, settings=()) -> str:
+    """``<scenario name>: <what>``, the run's status (when not complete) and the settings
+    lines, one per line."""
+    name = (scenario_config(res).get("scenario") or {}).get("name", "unnamed scenario")
+    lines = [f"{name}: {what}"]
+    status = status_text(res)
+    if status:
+        lines.append(status)
+    lines += [s for s in settings if s]
+    return "\n".join(lines)
+
+
+def new_figure(rows, res, what, settings=(), height=2.0, width=9.0, cols=1, sharey=False):
+    """A bare Figure (no pyplot: no backend is chosen or changed) with constrained layout
+    (it keeps the outside legends and every label inside the canvas) and its title; the
+    title is red when the run did not complete or was degraded.
+
+    Returns ``(fig, axes)``: axes (rows,) for one column, else (rows, cols); ``height``
+    and ``width`` [in] per row and of the figure."""
+    fig = Figure(figsize=(width, 1.1 + 0.2 * len(settings) + height * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, sharex=True, sharey=sharey, squeeze=False)
+    bad = bool(status_text(res))
+    fig.suptitle(
+        title_text(res, what, settings),
+        fontsize="medium",
+        color=STATUS_COLOR if bad else "k",
+        fontweight="bold" if bad else "normal",
+    )
+    return fig, (axes[:, 0] if cols == 1 else axes)
+
+
+def event_name(e):
+    """``thruster fault: thruster 1 stuck_on`` (a kind by its value, a unit scale omitted)."""
+    parts = []
+    for k, v in e.items():
+        if k in ("t", "event", "time", "until", "ticks") or (k == "scale" and v == 1.0):
+            continue
+        if isinstance(v, float):
+            v = format_number(v)
+        parts.append(str(v) if k == "kind" else f"{k} {v}")
+    return f"{e['event']}: {' '.join(parts)}" if parts else str(e["event"])
+
+
+def run_events(res):
+    """``(instants, spans)``: instants ``[(t, label)]`` (faults and other events), spans
+    ``{event: [(t0, t1), ...]}`` (degradation episodes: events with an ``until``)."""
+    instants, spans = [], {}
+    for e in res.manifest.get("events") or []:
+        if not isinstance(e, dict) or "t" not in e or "event" not in e:
+            continue
+        t = float(e["t"])
+        if "until" in e:
+            spans.setdefault(str(e["event"]), []).append((t, float(e["until"])))
+        else:
+            instants.append((t, f"{event_name(e)}\nat t = {format_quantity(t, 's')}"))
+    return instants, spans
+
+
+def mark_events(res, axes, label_ax=None):
+    """Events on every axes, named in the legend of ``label_ax`` (default the first)."""
+    label_ax = axes[0] if label_ax is None else label_ax
+    instants, spans = run_events(res)
+    period = float(np.median(np.diff(res.t))) if len(res.t) > 1 else 0.0
+    for ax in axes:
+        first = ax is label_ax
+        for t, label in instants:
+            ax.axvline(t, **EVENT_STYLE, label=label if first else "_event", gid="event")
+        for j, (name, episodes) in enumerate(spans.items()):
+            for n, (t0, t1) in enumerate(episodes):
+                label = f"{name} ({len(episodes)} episode{'s' * (len(episodes) > 1)})"
+                ax.axvspan(
+                    t0,
+                    t1 + period,
+                    facecolor="none",
+                    edgecolor="0.45",
+                    hatch="////" if j % 2 == 0 else "\\\\\\\\",
+                    lw=0.0,
+                    label=label if first and n == 0 else "_episode",
+                    gid="episode",
+                )
+    status = res.manifest.get("status", "complete")
+    if status != "complete" and len(res.t):
+        t_end = float(res.t[-1])
+        label = f"run {'FAILED' if status == 'failed' else status} at t = {format_number(t_end)} s"
+        for ax in axes:
+            ax.axvline(
+                t_end,
+                color=STATUS_COLOR,
+                lw=2.0,
+                label=label if ax is label_ax else "_end",
+                gid="run_end",
+            )
+
+
+def legend(ax, **kw):
+    """A legend outside the axes, on the right (never over the data)."""
+    handles = ax.get_lines() + ax.collections + ax.patches
+    if any(not h.get_label().startswith("_") for h in handles):
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+            fontsize="small",
+            **kw,
+        )
+
+
+def plain_ticks(fig):
+    """No offset (``+3e3``) and no multiplier (``1e-5``) on any linear axis."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            fmt = axis.get_major_formatter()
+            if isinstance(fmt, ScalarFormatter):
+                fmt.set_useOffset(False)
+                fmt.set_scientific(False)
+
+
+def finish_figure(fig, axes, res, legends=True, label_ax=None):
+    """The common end of a run's figure: events marked (named in ``label_ax``'s legend),
+    grids, outside legends, ``time [s]`` under the bottom row, plain ticks; returns fig."""
+    axes = list(np.ravel(axes))
+    mark_events(res, axes, label_ax)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        if legends:
+            legend(ax)
+        if ax.get_subplotspec().is_last_row():
+            ax.set_xlabel("time [s]")
+    plain_ticks(fig)
+    return fig
+
+
+def display_series(res, name, si_unit, kind=None):
+    """``(values, unit)``: the recorded series ``name`` in display units
+    (:func:`dqspace.scenarios.figures.units.to_display`)."""
+    return to_display(np.asarray(res[name], float), si_unit, kind)
+
+
+def reference_markers(ax, t, y, label):
+    """A reference as ~40 open black circles over the actual line (both stay visible)."""
+    every = max(1, len(t) // 40)
+    ax.plot(t, y, ls="none", marker="o", ms=4, mfc="none", mec="k", markevery=every, label=label)
+
+
+def superscript(n) -> str:
+    """An integer in superscript digits (``-3`` -> ``⁻³``)."""
+    return str(n).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+def run_metrics(res):
+    """The run's metrics (SI): the manifest's, else computed; {} when series are missing."""
+    m = res.manifest.get("metrics")
+    if m:
+        return m
+    try:
+        return summarize(res)
+    except (KeyError, ValueError, IndexError):
+        return {}
+
+
+def transient():
+    """[s] the start of the window of the end-effector metrics (``summarize``'s default)."""
+    return float(inspect.signature(summarize).parameters["transient"].default)
+
+
+def requirement_limits(res) -> dict:
+    """``{metric: limit}`` (the metric's SI unit) of the ``<=`` requirements of a run: its
+    scenario's ``requirements`` table, else the defaults (see
+    :func:`dqspace.scenarios.campaigns.montecarlo.scenario_requirements`)."""
+    req = scenario_requirements(scenario_config(res))
+    return {m: limit for m, (op, limit, _) in req.items() if op == "<="}
+
+
+# ------------------------------------------------- magnitudes against their limits
+
+
+def magnitude(ax, t, y, *, label, style=None, mask=None):
+    """``y`` (>= 0) on a log axis; zeros and ``~mask`` not drawn. Returns what is drawn."""
+    y = np.asarray(y, float)
+    keep = y > 0 if mask is None else (y > 0) & mask
+    shown = np.where(keep, y, np.nan)
+    ax.plot(t, shown, **(style or {"color": "C0", "lw": 1.3}), label=label)
+    ax.set_yscale("log")
+    return shown
+
+
+def limit_line(ax, value, label, gid="requirement"):
+    """A requirement or limit at ``value`` (display units): a dotted black line."""
+    ax.axhline(value, **LIMIT_STYLE, label=label, gid=gid)
+
+
+def metric_mark(ax, t, shown, value, label):
+    """A black triangle at (t of the drawn peak, the metric's value)."""
+    if not np.isfinite(shown).any():
+        return
+    k = int(np.nanargmax(shown))
+    ax.plot(
+        [t[k]], [value], ls="none", marker="v", ms=8, mfc="k", mec="w", label=label, gid="metric"
+    )
+
+
+def log_view(ax, shown, extra=(), decades=3.0):
+    """Log y-limits: from ``decades`` below the drawn peak (or the smallest value) to above
+    the peak and the limits in ``extra``."""
+    v = shown[np.isfinite(shown) & (shown > 0)]
+    levels = [float(x) for x in extra if x is not None and np.isfinite(x) and x > 0]
+    if not v.size and not levels:
+        return
+    peak = float(v.max()) if v.size else max(levels)
+    low = max(float(v.min()), peak * 10.0**-decades) if v.size else peak / 10.0
+    low = min([low, *levels])
+    ax.set_ylim(low / 2.0, max([peak, *levels]) * 2.5)
+
+
+def verdict(value, limit) -> str:
+    """``MET (margin ×30)``, ``NOT MET (×2 over)`` or ``no value`` of a ``<=`` requirement
+    (value and limit in one unit)."""
+    if not np.isfinite(value):
+        return "no value"
+    if value <= limit:
+        margin = f"margin ×{format_number(limit / value, 3)}" if value > 0 else "0"
+        return f"MET ({margin})"
+    return f"NOT MET (×{format_number(value / limit, 3)} over)"
+
+
+def required_magnitude(
+    ax, t, y, *, res, metric, what, unit, kind=None, mask=None, style=None, window=None
+):
+    """Draw a metric's quantity over time (display units, log axis) with its requirement
+    and the metric's value; the verdict above the panel.  ``y`` in display units;
+    ``window`` (bool, like ``t``): where the metric is taken (default everywhere)."""
+    si = metric_unit(metric)
+    shown = magnitude(ax, t, y, label=what, style=style, mask=mask)
+    limit = requirement_limits(res).get(metric)
+    value = run_metrics(res).get(metric)
+    parts, extra = [], []
+    if window is not None and not np.any(window):
+        parts.append(f"the run ended before the window of {metric}: no value")
+    elif value is not None and np.isfinite(value):
+        v = to_display(float(value), si, kind)[0]
+        inside = shown if window is None else np.where(window, shown, np.nan)
+        metric_mark(ax, t, inside, v, f"{metric} = {format_number(v)} {unit}")
+        parts.append(f"max {format_number(v)} {unit} ({metric})")
+        extra.append(v)
+    if limit is not None:
+        lim = to_display(float(limit), si, kind)[0]
+        limit_line(ax, lim, f"requirement ≤ {format_number(lim)} {unit}")
+        judged = verdict(v, lim) if extra else ""
+        parts.append(
+            f"requirement ≤ {format_number(lim)} {unit}" + (f": {judged}" if judged else "")
+        )
+        extra.append(lim)
+    log_view(ax, shown, extra)
+    if parts:
+        ax.set_title("; ".join(parts), loc="left", fontsize="small")
+    return shown
+
+
+def metric_unit(metric) -> str:
+    """The SI unit a metric is recorded in (:data:`dqspace.scenarios.sim.metrics.METRICS`)."""
+    return METRICS[metric][0]
+
+
+def device_limit(ax, t, y, *, limits, value=None, value_text="", what, unit):
+    """A device quantity's magnitude (log axis) with its limits ``[(level, label)]``."""
+    shown = magnitude(ax, t, y, label=what)
+    extra = []
+    for level, label in limits:
+        limit_line(ax, level, label, gid="limit")
+        extra.append(level)
+    if value is not None:
+        metric_mark(ax, t, shown, value, value_text)
+        extra.append(value)
+    log_view(ax, shown, extra)
+    return shown
+
+
+# ------------------------------------------------------------------ figures of several runs
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)))
+
+
+def run_style(i, n_points):
+    """Colour, line style and marker of run i (distinct in greyscale for i < 6)."""
+    every = max(1, n_points // 12)
+    return {
+        "color": f"C{i % 10}",
+        "ls": _LINESTYLES[i % len(_LINESTYLES)],
+        "marker": _MARKERS[i % len(_MARKERS)],
+        "ms": 4.5,
+        "markevery": (int(i * every / 6) % every, every),
+        "lw": 1.3,
+    }
+
+
+def campaign_figure(rows, title, height=2.2, width=9.5, cols=1, red=False, sharex=False):
+    """A bare Figure of several runs with its title (red and bold when ``red``); returns
+    ``(fig, axes)``, axes (rows, cols)."""
+    fig = Figure(
+        figsize=(width, 1.0 + 0.2 * title.count("\n") + height * rows), layout="constrained"
+    )
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=sharex)
+    fig.suptitle(
+        title,
+        fontsize="medium",
+        color=STATUS_COLOR if red else "k",
+        fontweight="bold" if red else "normal",
+    )
+    return fig, axes
+
+
+def save(fig: Figure, path_stem: str | os.PathLike, formats: Sequence[str]) -> list[Path]:
+    """Write ``fig`` as ``<path_stem>.<fmt>`` for each format; returns the paths."""
+    stem = Path(path_stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in formats:
+        p = stem.with_name(f"{stem.name}.{fmt}")
+        fig.savefig(p, dpi=150)
+        paths.append(p)
+    return paths
+
+
+def value_label(v):
+    """A value as a label shows it: numbers in 4 digits, short lists in full."""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, (int, float)):
+        return format_number(v)
+    if isinstance(v, (list, tuple)):
+        if len(v) <= 4 and all(isinstance(x, (int, float)) for x in v):
+            return "[" + ", ".join(format_number(x) for x in v) + "]"
+        return format_compact(list(v), 4)
+    if isinstance(v, dict):
+        return format_compact(v, 4)
+    return str(v)

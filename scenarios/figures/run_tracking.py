@@ -1,0 +1,82 @@
+"""The end-effector tracking figure of a closed-loop run: position against its reference,
+the error per axis and its magnitude against the requirement."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import (
+    XYZ,
+    arm_gains_text,
+    component_style,
+    display_series,
+    finish_figure,
+    new_figure,
+    reference_markers,
+    required_magnitude,
+    run_metrics,
+    scenario_section,
+    transient,
+)
+from .units import format_number, format_quantity
+
+__all__ = ["plot_tracking"]
+
+
+def _task_start(res):
+    return float(scenario_section(res, "trajectory").get("start_time", 0.0))
+
+
+def plot_tracking(res):
+    """End-effector position and its reference (base frame), the error per axis, and its
+    magnitude on a log axis with the requirement (``ee_max``) and the metrics; the
+    transient the metrics leave out is hatched."""
+    t = res.t
+    fig, ax = new_figure(
+        5, res, "end-effector tracking (base frame)", [arm_gains_text(res)], height=1.7
+    )
+    pos, u = display_series(res, "ee_pos", "m")
+    ref, _ = display_series(res, "ee_ref", "m")
+    err, _ = display_series(res, "ee_err", "m")
+    for i, c in enumerate(XYZ):
+        ax[i].plot(t, pos[:, i], **component_style(i), label="actual")
+        reference_markers(ax[i], t, ref[:, i], "reference")
+        ax[i].set_ylabel(f"{c} [{u}]")
+        ax[3].plot(t, err[:, i], **component_style(i), label=c)
+    ax[3].set_ylabel(f"error [{u}]")
+    t0, t_tr = _task_start(res), transient()
+    norm = np.linalg.norm(err, axis=1)
+    required_magnitude(
+        ax[4],
+        t,
+        norm,
+        res=res,
+        metric="ee_max",
+        what="|error|",
+        unit=u,
+        mask=t >= t0,
+        style={"color": "k", "lw": 1.2},
+        window=t >= t_tr,
+    )
+    m = run_metrics(res)
+    if "ee_rms" in m and np.any(t >= t_tr):
+        ax[4].set_title(
+            ax[4].get_title(loc="left") + f"; RMS {format_quantity(m['ee_rms'], 'm')} (ee_rms)",
+            loc="left",
+            fontsize="small",
+        )
+    if len(t) and t[0] < t_tr:
+        ax[4].axvspan(
+            t[0],
+            min(t_tr, t[-1]),
+            facecolor="0.9",
+            lw=0.0,
+            zorder=0,
+            label=f"t < {format_number(t_tr)} s: not in\nee_max, ee_rms",
+            gid="transient",
+        )
+    ax[4].set_ylabel(f"|error| [{u}]")
+    for k, a in enumerate(ax):
+        line = a.axvline(t0, color="0.5", lw=1.0, ls=":", label="task start" if k == 0 else None)
+        line.set_gid("task_start")
+    return finish_figure(fig, ax, res)
