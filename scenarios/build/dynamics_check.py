@@ -30,7 +30,13 @@ from scipy.integrate import solve_ivp
 from ...dq import dq_mul, dq_normalize, quat_mul, translation_from_dq
 from ...multibody import JointType, forward_dynamics, frame_pose, models
 
-__all__ = ["REFERENCE_RTOL", "REFERENCE_METHOD", "open_loop_model", "reference_ee_positions"]
+__all__ = [
+    "REFERENCE_RTOL",
+    "REFERENCE_METHOD",
+    "open_loop_model",
+    "reference_ee_positions",
+    "ReferenceIntegrator",
+]
 
 #: relative and absolute tolerance of the reference integration
 REFERENCE_RTOL = 1e-13
@@ -108,8 +114,64 @@ def _embedded_kinematics(model):
     return project, rates
 
 
+class ReferenceIntegrator:
+    """The independent reference of an open-loop scenario, integrated segment by segment
+    (a run records it as it goes, in bounded memory): :meth:`advance` returns the
+    end-effector positions at later times, continuing from where the last call stopped.
+
+    Parameters
+    ----------
+    config : dict, the resolved open-loop scenario (``Scenario.config`` or a result's
+        ``manifest["scenario"]``); reads ``[open_loop]`` (frequency, amplitudes)
+    rtol : float, relative and absolute tolerance of DOP853
+    """
+
+    def __init__(self, config, rtol=REFERENCE_RTOL):
+        self.model = model = open_loop_model(config)
+        self.w, self.amp = _base_force(config)
+        self.project, self.rates = _embedded_kinematics(model)
+        self.rtol = rtol
+        self.t = 0.0  # the system is at rest at t = 0
+        self.y = np.r_[model.neutral_configuration(), np.zeros(model.nv)]
+
+    def _rhs(self, time, y):
+        model = self.model
+        q, v = self.project(y), y[model.nq :]
+        tau = np.zeros(model.nv)
+        tau[:6] = np.sin(self.w * time) * self.amp
+        return np.concatenate(
+            [self.rates(q, v), forward_dynamics(model, q, v, tau, method="matrix")]
+        )
+
+    def advance(self, t):
+        """(n, 3) end-effector positions [m] (inertial) at the times ``t`` (n,) [s],
+        non-decreasing, none before the last call's last time; ValueError on bad times or
+        a failed integration."""
+        t = np.asarray(t, dtype=float)
+        if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):
+            raise ValueError("t: must be a non-empty 1-D array of finite times [s]")
+        if t[0] < self.t or np.any(np.diff(t) < 0.0):
+            raise ValueError(f"t: must be non-decreasing and start at or after {self.t:g} s")
+        if t[-1] > self.t:
+            sol = solve_ivp(
+                self._rhs, (self.t, t[-1]), self.y, method="DOP853", t_eval=t, rtol=self.rtol,
+                atol=self.rtol, dense_output=False,
+            )  # fmt: skip
+            if not sol.success:
+                raise ValueError(
+                    f"reference integration failed at t = {sol.t[-1]:.6g} s: {sol.message}"
+                )
+            states = sol.y.T
+            self.t, self.y = float(t[-1]), states[-1].copy()
+        else:
+            states = np.tile(self.y, (t.size, 1))
+        model, project = self.model, self.project
+        return np.array([translation_from_dq(frame_pose(model, project(y), "ee")) for y in states])
+
+
 def reference_ee_positions(config, t, rtol=REFERENCE_RTOL):
-    """End-effector positions of an open-loop scenario by the independent computation.
+    """End-effector positions of an open-loop scenario by the independent computation
+    (:class:`ReferenceIntegrator` in one segment).
 
     Parameters
     ----------
@@ -126,31 +188,4 @@ def reference_ee_positions(config, t, rtol=REFERENCE_RTOL):
     ------
     ValueError : a config without ``[open_loop]``, bad times, a failed integration
     """
-
-    t = np.asarray(t, dtype=float)
-    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)):
-        raise ValueError("t: must be a non-empty 1-D array of finite times [s]")
-    if t[0] < 0.0 or np.any(np.diff(t) < 0.0):
-        raise ValueError("t: must be non-decreasing and start at or after 0 s")
-    model = open_loop_model(config)
-    w, amp = _base_force(config)
-    project, rates = _embedded_kinematics(model)
-    nq, nv = model.nq, model.nv
-    tau = np.zeros(nv)
-
-    def rhs(time, y):
-        q, v = project(y), y[nq:]
-        tau[:6] = np.sin(w * time) * amp
-        return np.concatenate([rates(q, v), forward_dynamics(model, q, v, tau, method="matrix")])
-
-    y0 = np.r_[model.neutral_configuration(), np.zeros(nv)]
-    if t[-1] > 0.0:
-        sol = solve_ivp(rhs, (0.0, t[-1]), y0, method="DOP853", t_eval=t, rtol=rtol, atol=rtol)
-        if not sol.success:
-            raise ValueError(
-                f"reference integration failed at t = {sol.t[-1]:.6g} s: {sol.message}"
-            )
-        states = sol.y.T
-    else:
-        states = np.tile(y0, (t.size, 1))
-    return np.array([translation_from_dq(frame_pose(model, project(y), "ee")) for y in states])
+    return ReferenceIntegrator(config, rtol).advance(t)

@@ -3,8 +3,8 @@ check, eq. 50).
 
 The base receives ``sin(w t) [force, torque]`` (``[open_loop]``), integrated with RK4 or
 adaptively, in chunks of ``outputs.checkpoint_every`` simulated seconds; the end-effector
-and base positions are recorded with, for runs up to :data:`REFERENCE_MAX_DURATION`, the
-end-effector path of an independent reference (matrix-form dynamics, DOP853).
+and base positions are recorded with the end-effector path of an independent reference
+(matrix-form dynamics, DOP853), integrated along with the run.
 """
 
 from __future__ import annotations
@@ -14,15 +14,10 @@ import numpy as np
 from ...dq import translation_from_dq
 from ...multibody import frame_pose, simulate_adaptive, simulate_compiled
 from ..build.describe import open_loop_figure_facts
-from ..build.dynamics_check import REFERENCE_METHOD, open_loop_model, reference_ee_positions
+from ..build.dynamics_check import REFERENCE_METHOD, ReferenceIntegrator, open_loop_model
 from . import boundary as _inputs
 
-__all__ = ["OpenLoop", "REFERENCE_MAX_DURATION"]
-
-
-#: open-loop runs up to this duration [s] record the independent reference of the
-#: dynamics check (``ee_ref_I``); longer ones leave it to the figure
-REFERENCE_MAX_DURATION = 100.0
+__all__ = ["OpenLoop"]
 
 
 class OpenLoop:
@@ -50,26 +45,21 @@ class OpenLoop:
             "ee_pos_I": ((3,), "m", ("x", "y", "z"), "end-effector position, inertial frame"),
             "base_pos_I": ((3,), "m", ("x", "y", "z"), "base position, inertial frame"),
         }
-        self.ee_ref = None
-        if T <= REFERENCE_MAX_DURATION:  # longer: the figure computes it when drawn
-            self.spec["ee_ref_I"] = (
-                (3,),
-                "m",
-                ("x", "y", "z"),
-                f"end-effector position, independent reference ({REFERENCE_METHOD})",
-            )
+        self.spec["ee_ref_I"] = (
+            (3,),
+            "m",
+            ("x", "y", "z"),
+            f"end-effector position, independent reference ({REFERENCE_METHOD})",
+        )
+        self.reference = ReferenceIntegrator(cfg)  # advanced with the run, chunk by chunk
 
     def _add(self, rec, t, Q, V):
         ee = np.array([translation_from_dq(frame_pose(self.model, q, "ee")) for q in Q])
         base = np.array([translation_from_dq(q[:8]) for q in Q])
-        extra = {}
-        if "ee_ref_I" in self.spec:
-            if self.ee_ref is None:  # once, on the whole record grid (~0.05 s per s simulated)
-                grid = np.linspace(0.0, self.duration, self.n + 1)
-                self.ee_ref = reference_ee_positions(self.cfg, grid)
-            k = rec.n
-            extra["ee_ref_I"] = self.ee_ref[k : k + len(t)]
-        rec.add_rows(len(t), t=t, q=Q, v=V, ee_pos_I=ee, base_pos_I=base, **extra)
+        k = rec.n  # the reference on the record grid (~0.05 s per s simulated)
+        grid = np.linspace(0.0, self.duration, self.n + 1)[k : k + len(t)]
+        ref = self.reference.advance(grid)
+        rec.add_rows(len(t), t=t, q=Q, v=V, ee_pos_I=ee, base_pos_I=base, ee_ref_I=ref)
 
     def _segment(self, q, v, k, m):
         """States at records ``k + 1 .. k + m`` from the state ``(q, v)`` at record ``k``."""
