@@ -22,7 +22,7 @@ _CVX_INFEASIBLE = {"infeasible", "infeasible_inaccurate"}
 
 def cvxpy_module() -> Any:
     """The ``cvxpy`` module, imported here on first use (not with the package: it is slow)."""
-    import cvxpy
+    import cvxpy  # here: importing cvxpy takes about a second
 
     return cvxpy
 

@@ -318,25 +318,3 @@ def motor_limit_kernel(u, rate, max_torque, max_rate, viscous, coulomb):
     if coulomb != 0.0 and rate != 0.0:
         out -= coulomb if rate > 0.0 else -coulomb
     return out, limited
-
-
-# The laws moved to :mod:`.wheel_control` (which imports this module's physics).  Code that
-# still imports them from this module's path finds them here, looked up on first use (an
-# import at the top would make the physics module load the laws and close an import cycle).
-_MOVED_TO_WHEEL_CONTROL = frozenset(
-    {
-        "MomentumManager",
-        "WheelCommand",
-        "distribute",
-        "distribute_kernel",
-        "momentum_dump_kernel",
-    }
-)
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED_TO_WHEEL_CONTROL:
-        from . import wheel_control  # here: wheel_control imports this module (see above)
-
-        return getattr(wheel_control, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
