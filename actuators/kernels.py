@@ -37,7 +37,7 @@ Steering (:mod:`.steering`)
     lambda [N^2 m^2 s^2], ``det(G G^T)``, ``det(C C^T)``, the normalised determinants, the
     wheel weight [1/s^2] and the scale (< 1 when saturated).
 
-Thrusters (:mod:`.thrusters`, :mod:`.pwm`, :mod:`.allocation`, :mod:`.simplex`, :mod:`.bvls`)
+Thrusters (:mod:`.thrusters`, :mod:`.valves`, :mod:`.pwm`, :mod:`.allocation_kernels`)
     ``delivered_thrust_kernel(sigma, sigma_min, sigma_max, effectiveness, fixed_thrust,
     out)``: ``out = effectiveness * clip(sigma, sigma_min, sigma_max) + fixed_thrust``
     (S,) [N].
@@ -73,14 +73,15 @@ Thrusters (:mod:`.thrusters`, :mod:`.pwm`, :mod:`.allocation`, :mod:`.simplex`, 
     with_equality, info, at) -> check``: the pieces of ``allocate_kernel`` the cvxpy method
     shares (``info[at + CHECK_VIOLATION / CHECK_INDEX / CHECK_VALUE / CHECK_ERROR]``).
 
-    ``bounded_simplex(A, b, c, lo, hi, max_iter, tol) -> (x, status, iterations)``:
+    ``bounded_simplex(A, b, c, lo, hi, max_iter, tol) -> (x, status, iterations)``
+    (:mod:`.simplex`):
     ``min c.x  s.t.  A x = b, lo <= x <= hi`` (allocates ``x``).
 
-    ``bvls(A, b, lo, hi, max_iter, x) -> (status, iterations)``:
+    ``bvls(A, b, lo, hi, max_iter, x) -> (status, iterations)`` (:mod:`.bvls`):
     ``min |A x - b|^2  s.t.  lo <= x <= hi``, writes ``x`` (n,).
 
-Reaction wheels (:mod:`.reaction_wheels`; ``A`` (3, N) spin axes, ``I_s``, ``max_torque``,
-``max_speed`` (N,) are attributes of ``WheelArray``)
+Reaction wheels (:mod:`.reaction_wheels` the physics, :mod:`.wheel_control` the laws; ``A``
+(3, N) spin axes, ``I_s``, ``max_torque``, ``max_speed`` (N,) are attributes of ``WheelArray``)
     ``wheel_momentum_kernel(A, I_s, wheel_speed, base_rate, h)``: writes the spin momentum
     ``h`` (3,) [N m s]; ``wheel_speed`` (N,) [rad/s], ``base_rate`` (3,) [rad/s].
 
@@ -110,7 +111,7 @@ work arrays); the other kernels allocate nothing.
 
 """
 
-from .allocation import (
+from .allocation_kernels import (
     ALLOC_BEST_EFFORT,
     ALLOC_INACCURATE,
     ALLOC_INFO_SIZE,
@@ -137,12 +138,7 @@ from .allocation import (
 from .bvls import BVLS_ITERATION_LIMIT, BVLS_OPTIMAL, BVLS_STATUS, bvls
 from .linalg import lstsq_min_norm, lu_factor, lu_solve
 from .pwm import modulate_kernel
-from .reaction_wheels import (
-    distribute_kernel,
-    momentum_dump_kernel,
-    motor_limit_kernel,
-    wheel_momentum_kernel,
-)
+from .reaction_wheels import motor_limit_kernel, wheel_momentum_kernel
 from .servo import servo_kernel
 from .simplex import (
     SIMPLEX_INFEASIBLE,
@@ -153,8 +149,10 @@ from .simplex import (
     bounded_simplex,
 )
 from .steering import SteeringParams, steer_kernel
-from .thrusters import delivered_thrust_kernel, valve_plan_kernel
+from .thrusters import delivered_thrust_kernel
+from .valves import valve_plan_kernel
 from .vscmg import unit_axes, vscmg_axes, vscmg_matrices
+from .wheel_control import distribute_kernel, momentum_dump_kernel
 
 __all__ = [
     "ALLOC_BEST_EFFORT",

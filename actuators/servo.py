@@ -1,13 +1,14 @@
 """VSCMG servo loops: the motor torques that make gimbals and wheels follow their commands.
 
 A decision module, like :mod:`dqspace.actuators.steering`: the physics it relies on (the
-device, the cluster, its multibody coupling) is in :mod:`dqspace.actuators.vscmg`.
+device and the cluster) is in :mod:`dqspace.actuators.vscmg`, their multibody coupling in
+:mod:`dqspace.actuators.vscmg_multibody`.
 Derivation and the reasons for the choices: ``docs/vscmg.md`` ("Servo loops").
 
 Contract
 --------
-Input: a :class:`~dqspace.actuators.vscmg.ClusterModel` and the state ``(q, v)`` of its
-extended model; per unit the commanded gimbal rate ``gamma_dot_cmd`` [rad/s] and wheel
+Input: a :class:`~dqspace.actuators.vscmg_multibody.ClusterModel` and the state ``(q, v)``
+of its extended model; per unit the commanded gimbal rate ``gamma_dot_cmd`` [rad/s] and wheel
 acceleration ``Omega_dot_cmd`` [rad/s^2] (e.g. a
 :class:`~dqspace.actuators.steering.SteeringCommand`); optionally a gimbal-acceleration
 feedforward [rad/s^2], a wheel-speed reference [rad/s] and an estimate of the carrying
@@ -44,7 +45,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .vscmg import ClusterModel, _state_vec, _vec3, unit_axes
+from ._checks import finite_vec3, finite_vector
+from .vscmg import unit_axes
+from .vscmg_multibody import ClusterModel
 
 __all__ = ["ServoGains", "ServoTorques", "servo_torques", "servo_kernel", "servo_controller"]
 
@@ -135,16 +138,16 @@ def servo_torques(
     cl = cm.cluster
     K = cl.K
     st = cm.state(q, v)
-    gr = _state_vec(gimbal_rate_cmd, "gimbal_rate_cmd", K)
-    wa = _state_vec(wheel_accel_cmd, "wheel_accel_cmd", K)
+    gr = finite_vector(gimbal_rate_cmd, "gimbal_rate_cmd", K)
+    wa = finite_vector(wheel_accel_cmd, "wheel_accel_cmd", K)
     gff = (
         np.zeros(K)
         if gimbal_accel_ff is None
-        else _state_vec(gimbal_accel_ff, "gimbal_accel_ff", K)
+        else finite_vector(gimbal_accel_ff, "gimbal_accel_ff", K)
     )
-    wd = np.zeros(3) if w_dot_IB_B is None else _vec3(w_dot_IB_B, "w_dot_IB_B")
+    wd = np.zeros(3) if w_dot_IB_B is None else finite_vec3(w_dot_IB_B, "w_dot_IB_B")
     use_ref = wheel_speed_ref is not None
-    ref = _state_vec(wheel_speed_ref, "wheel_speed_ref", K) if use_ref else np.zeros(K)
+    ref = finite_vector(wheel_speed_ref, "wheel_speed_ref", K) if use_ref else np.zeros(K)
     tau_g = np.empty(K)
     tau_w = np.empty(K)
     servo_kernel(

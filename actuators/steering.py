@@ -38,7 +38,22 @@ from numpy.typing import ArrayLike, NDArray
 from .linalg import lu_factor, lu_solve
 from .vscmg import VSCMGCluster
 
-__all__ = ["SteeringLaw", "SteeringCommand", "SteeringParams", "steer", "steer_kernel"]
+__all__ = [
+    "GIMBAL_RATE_MAX",
+    "WHEEL_ACCEL_MAX",
+    "SteeringLaw",
+    "SteeringCommand",
+    "SteeringParams",
+    "steer",
+    "steer_kernel",
+]
+
+#: Default largest gimbal rate the law commands [rad/s] (:meth:`SteeringLaw.for_cluster`; the
+#: scenario key ``vscmg.gimbal_rate_limit``).
+GIMBAL_RATE_MAX = 1.0
+#: Default largest wheel acceleration the law commands [rad/s^2] (:meth:`SteeringLaw.for_cluster`;
+#: the scenario key ``vscmg.wheel_accel_limit``).
+WHEEL_ACCEL_MAX = 10.0
 
 #: The law's parameters as the compiled kernel takes them (:attr:`SteeringLaw.kernel_params`):
 #: the fields of :class:`SteeringLaw`, floats, with ``epsilon_phase`` a 3-tuple of floats.
@@ -170,8 +185,8 @@ class SteeringLaw:
             "h_ref": h,
             "lambda0": 0.01 * h**2,
             "mu": 20.0,
-            "gimbal_rate_max": 1.0,
-            "wheel_accel_max": 10.0,
+            "gimbal_rate_max": GIMBAL_RATE_MAX,
+            "wheel_accel_max": WHEEL_ACCEL_MAX,
             "wheel_weight0": (h / Iws) ** 2,
             "wheel_mu": 10.0,
         }

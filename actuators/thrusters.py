@@ -34,9 +34,9 @@ degraded      ``scale * c``, ``0 < scale <= 1`` (lower chamber pressure: the
 Hence ``delivered = effectiveness * clip(c, sigma_min, sigma_max) + fixed_thrust`` with
 ``effectiveness`` 1, 0, 0, ``scale`` and ``fixed_thrust`` 0, 0, ``stuck_thrust``, 0.
 
-Valve timing (:class:`Valves`): when a commanded on/off pulse actually delivers thrust --
-an opening delay after the command's rising edge, a closing delay after its falling edge,
-and a minimum on-time below which a pulse is not executed.
+Valve timing (when a commanded on/off pulse actually delivers thrust: opening and closing
+delays, a minimum on-time) is :mod:`dqspace.actuators.valves`; :class:`Valves`,
+:class:`ValveWindows` and :func:`valve_plan_kernel` are re-exported here.
 """
 
 from collections.abc import Mapping, Sequence
@@ -49,8 +49,12 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import UNIT_TOL
+from ..dq.checks import check_unit_vector
+from ._checks import finite_scalar
+from .valves import Valves, ValveWindows, valve_plan_kernel
 
 __all__ = [
+    "MIN_IMPULSE_BIT",
     "FaultKind",
     "Thruster",
     "ThrusterFault",
@@ -78,14 +82,10 @@ def _vector3(value: ArrayLike, what: str, who: str) -> NDArray[np.float64]:
     return a
 
 
-def _finite_scalar(value: object, what: str, who: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{who}: {what} must be a real number, got {value!r}") from None
-    if not np.isfinite(x):
-        raise ValueError(f"{who}: {what} must be finite, got {x}")
-    return x
+#: Default minimum impulse bit of a thruster [N s]: 1 ms minimum on-time at 10 N, the value
+#: the embedded scenarios run with (the default of :class:`Thruster`,
+#: :func:`paper_thruster_set` and the scenario key ``thrusters.min_impulse_bit``).
+MIN_IMPULSE_BIT = 0.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,7 +106,8 @@ class Thruster:
         Minimum thrust, ``>= 0`` (thrusters only push).  Default 0.
     min_impulse_bit : float [N s]
         Smallest impulse one firing can deliver (``sigma_max`` times the minimum valve
-        on-time); 0 means none.  Used by :mod:`dqspace.actuators.pwm`.
+        on-time); 0 means none.  Default :data:`MIN_IMPULSE_BIT` (0.01 N s).  Used by
+        :mod:`dqspace.actuators.pwm`.
     name : str
         Optional label, used in error messages and fault look-ups.
 
@@ -117,22 +118,19 @@ class Thruster:
     direction: NDArray[np.float64]
     sigma_max: float
     sigma_min: float = field(default=0.0, kw_only=True)
-    min_impulse_bit: float = field(default=0.0, kw_only=True)
+    min_impulse_bit: float = field(default=MIN_IMPULSE_BIT, kw_only=True)
     name: str = field(default="", kw_only=True)
 
     def __post_init__(self) -> None:
         who = f"thruster {self.name!r}" if self.name else "thruster"
         p = _vector3(self.position, "position", who)
         d = _vector3(self.direction, "direction", who)
-        nd = float(np.linalg.norm(d))
-        if abs(nd - 1.0) > UNIT_TOL:
-            raise ValueError(
-                f"{who}: direction must be a unit vector, got {d} with norm {nd!r} "
-                f"(tolerance {UNIT_TOL}); normalize it"
-            )
-        smax = _finite_scalar(self.sigma_max, "sigma_max [N]", who)
-        smin = _finite_scalar(self.sigma_min, "sigma_min [N]", who)
-        mib = _finite_scalar(self.min_impulse_bit, "min_impulse_bit [N s]", who)
+        # a thruster direction is accepted within dq.UNIT_TOL (1e-6) of unit length, then
+        # stored normalised
+        d = check_unit_vector(d, f"{who}: direction", tol=UNIT_TOL)
+        smax = finite_scalar(self.sigma_max, "sigma_max [N]", who)
+        smin = finite_scalar(self.sigma_min, "sigma_min [N]", who)
+        mib = finite_scalar(self.min_impulse_bit, "min_impulse_bit [N s]", who)
         if smin < 0.0:
             raise ValueError(f"{who}: sigma_min must be >= 0 (thrusters only push), got {smin}")
         if smin > smax:
@@ -142,7 +140,7 @@ class Thruster:
         if mib < 0.0:
             raise ValueError(f"{who}: min_impulse_bit must be >= 0, got {mib}")
         object.__setattr__(self, "position", _readonly(p))
-        object.__setattr__(self, "direction", _readonly(d / nd))
+        object.__setattr__(self, "direction", _readonly(d))
         object.__setattr__(self, "sigma_max", smax)
         object.__setattr__(self, "sigma_min", smin)
         object.__setattr__(self, "min_impulse_bit", mib)
@@ -187,7 +185,7 @@ class ThrusterFault:
                 f"fault kind must be one of {[k.value for k in FaultKind]}, got {self.kind!r}"
             ) from None
         object.__setattr__(self, "kind", kind)
-        scale = _finite_scalar(self.scale, "scale", "fault")
+        scale = finite_scalar(self.scale, "scale", "fault")
         if kind is FaultKind.DEGRADED:
             if not 0.0 < scale <= 1.0:
                 raise ValueError(
@@ -199,7 +197,7 @@ class ThrusterFault:
         if self.stuck_thrust is not None:
             if kind is not FaultKind.STUCK_ON:
                 raise ValueError("fault: stuck_thrust applies to stuck_on thrusters only")
-            st = _finite_scalar(self.stuck_thrust, "stuck_thrust [N]", "fault")
+            st = finite_scalar(self.stuck_thrust, "stuck_thrust [N]", "fault")
             if st < 0.0:
                 raise ValueError(f"fault: stuck_thrust must be >= 0, got {st}")
             object.__setattr__(self, "stuck_thrust", st)
@@ -507,7 +505,7 @@ def paper_thruster_set(
     half_size: float = 0.15,
     sigma_max: float = 10.0,
     sigma_min: float = 0.0,
-    min_impulse_bit: float = 0.1,
+    min_impulse_bit: float = MIN_IMPULSE_BIT,
     faults: Mapping[int | str, ThrusterFault] | None = None,
 ) -> ThrusterSet:
     """The ready 12-thruster layout used for the paper's base (section 5).
@@ -530,14 +528,15 @@ def paper_thruster_set(
     half_size : float [m], half the cube's edge (base centred on its frame origin)
     sigma_max : float [N], maximum thrust of every thruster (default 10 N)
     sigma_min : float [N], minimum thrust (default 0)
-    min_impulse_bit : float [N s], default 0.1 (10 ms minimum on-time at 10 N)
+    min_impulse_bit : float [N s], default :data:`MIN_IMPULSE_BIT` (0.01 N s: 1 ms minimum
+        on-time at 10 N)
     faults : mapping, optional, as in :class:`ThrusterSet`
 
     Returns
     -------
     ThrusterSet
     """
-    h = _finite_scalar(half_size, "half_size [m]", "paper_thruster_set")
+    h = finite_scalar(half_size, "half_size [m]", "paper_thruster_set")
     if h <= 0.0:
         raise ValueError(f"paper_thruster_set: half_size must be > 0, got {h}")
     thrusters = []
@@ -557,158 +556,3 @@ def paper_thruster_set(
                 )
             )
     return ThrusterSet(tuple(thrusters), faults)
-
-
-# ------------------------------------------------------------------ valve timing
-
-
-@dataclass(frozen=True, eq=False)
-class ValveWindows:
-    """When the thrusters deliver thrust during one control period (times from its start,
-    in the :class:`Valves`' time unit, within ``[0, period]``).
-
-    Attributes
-    ----------
-    tail_end : (S,) array
-        Thrust from earlier periods' pulses (still open, or closing) during ``[0, tail_end)``.
-    start, end : (S,) arrays
-        This period's pulse delivers thrust during ``[start, end)`` (``start == end``: none).
-    """
-
-    tail_end: NDArray[np.float64]
-    start: NDArray[np.float64]
-    end: NDArray[np.float64]
-
-    @property
-    def on_duration(self) -> NDArray[np.float64]:
-        """(S,) time each thruster delivers thrust during the period."""
-        return self.tail_end + (self.end - self.start)
-
-
-class Valves:
-    """The valves of ``n`` thrusters fired by leading-edge pulses, period after period.
-
-    Each period a thruster is commanded on during ``[0, on_time)`` (the pulses of
-    :mod:`dqspace.actuators.pwm`).  A commanded pulse ``[t_r, t_f)`` delivers thrust during
-    ``[t_r + open_delay, t_f + close_delay)``: the valve opens ``open_delay`` after the
-    command's rising edge and closes ``close_delay`` after its falling edge.  A pulse that
-    reaches the end of its period and goes on in the next one is one pulse (the valve stays
-    open).  **Minimum on-time**: a pulse shorter than ``min_on_time`` that starts while the
-    thruster is not delivering thrust is not executed at all (the valve driver ignores it,
-    as Basilisk's thruster model does with on-time requests below ``MinOnTime``); while the
-    thruster still delivers thrust (a pulse running on, or closing) a short pulse is
-    executed and extends the firing.
-
-    Times in any one unit (seconds, or dynamics steps as the scenario's plant uses);
-    ``0 <= open_delay < period``, ``0 <= close_delay < period``,
-    ``0 <= min_on_time <= period``, so that a pulse's thrust ends within the next period.
-    With all three zero the thrust is the commanded pulse exactly.
-
-    :meth:`windows` says when the thrust is on during the coming period, without changing
-    the valves' state; :meth:`advance` does the same and moves on to the next period.
-    """
-
-    def __init__(
-        self,
-        n: int,
-        *,
-        period: float,
-        open_delay: float = 0.0,
-        close_delay: float = 0.0,
-        min_on_time: float = 0.0,
-    ) -> None:
-        T = _finite_scalar(period, "period", "valves")
-        if T <= 0.0:
-            raise ValueError(f"valves: period must be > 0, got {T}")
-        od = _finite_scalar(open_delay, "open_delay", "valves")
-        cd = _finite_scalar(close_delay, "close_delay", "valves")
-        mot = _finite_scalar(min_on_time, "min_on_time", "valves")
-        for name, x, hi in (("open_delay", od, T), ("close_delay", cd, T)):
-            if not 0.0 <= x < hi:
-                raise ValueError(
-                    f"valves: {name} = {x} must be >= 0 and shorter than the control "
-                    f"period {T} (the same time unit)"
-                )
-        if not 0.0 <= mot <= T:
-            raise ValueError(
-                f"valves: min_on_time = {mot} must be >= 0 and at most the control period {T}"
-            )
-        self.n, self.period = int(n), T
-        self.open_delay, self.close_delay, self.min_on_time = od, cd, mot
-        self.ideal = od == cd == mot == 0.0
-        # end of the thrust still coming from earlier pulses, from the coming period's start:
-        # <= 0 none, +inf a pulse commanded up to the end of the last period
-        self._carry = np.full(self.n, -np.inf)
-
-    def _plan(self, on_time):
-        u = np.asarray(on_time, dtype=float)
-        T = self.period
-        if u.shape != (self.n,) or not ((u >= 0.0).all() and (u <= T * (1.0 + 1e-12)).all()):
-            raise ValueError(f"valves: on_time must be ({self.n},) within [0, {T}], got {u}")
-        w = ValveWindows(np.empty(self.n), np.empty(self.n), np.empty(self.n))
-        carry = np.empty(self.n)
-        valve_plan_kernel(
-            np.ascontiguousarray(u), T, self.open_delay, self.close_delay, self.min_on_time,
-            self._carry, w.tail_end, w.start, w.end, carry,
-        )  # fmt: skip
-        return w, carry
-
-    def windows(self, on_time: ArrayLike) -> ValveWindows:
-        """When the thrust is on during the coming period for the pulses ``on_time`` (n,)
-        (commanded on during ``[0, on_time)``); the state is not changed."""
-        u = np.array(on_time, dtype=float)
-        plan = self._plan(u)
-        self._last = (u, plan)  # advance() with the same pulses does not plan again
-        return plan[0]
-
-    def advance(self, on_time: ArrayLike) -> ValveWindows:
-        """:meth:`windows`, then move on to the next period."""
-        last = getattr(self, "_last", None)
-        if last is not None and np.array_equal(last[0], on_time):
-            w, self._carry = last[1]
-        else:
-            w, self._carry = self._plan(on_time)
-        self._last = None
-        return w
-
-
-@njit(cache=True)
-def valve_plan_kernel(
-    on_time, period, open_delay, close_delay, min_on_time, carry, tail_end, start, end, carry_out
-):
-    """One period of :class:`Valves` (compiled; the one implementation): when the thrust is
-    on during the coming period for the pulses ``on_time`` (n,) commanded on during ``[0,
-    on_time)``, given ``carry`` (n,) the end of the thrust still coming from earlier pulses,
-    counted from this period's start (<= 0: none; +inf: a pulse commanded up to the end of
-    the last period).  Writes ``tail_end``, ``start``, ``end`` (n,) (the
-    :class:`ValveWindows`) and ``carry_out`` (n,), the carry of the next period.  Times in
-    one unit (e.g. dynamics steps); the delays and ``min_on_time`` as :class:`Valves`
-    checks them."""
-    T = period
-    ideal = open_delay == 0.0 and close_delay == 0.0 and min_on_time == 0.0
-    for i in range(on_time.shape[0]):
-        u = on_time[i]
-        if ideal:  # the thrust is the commanded pulse; nothing carries over
-            tail_end[i] = 0.0
-            start[i] = 0.0
-            end[i] = u
-            carry_out[i] = carry[i]
-            continue
-        c = carry[i]
-        running = c == np.inf  # commanded on up to this period's start
-        firing = c > 0.0  # delivering thrust at this period's start
-        on = u > 0.0
-        accepted = on and (running or firing or u >= min_on_time * (1.0 - 1e-12))
-        a = 0.0 if running else open_delay
-        b = np.inf if u >= T else u + close_delay
-        new = accepted and b > a
-        if running:
-            tail = 0.0 if on else close_delay
-        else:
-            tail = max(c, 0.0)
-        if new:
-            tail = min(tail, a)
-        tail_end[i] = min(tail, T)
-        start[i] = a if new else 0.0
-        end[i] = min(b, T) if new else 0.0
-        carry_out[i] = (b if new else tail) - T

@@ -1,6 +1,7 @@
-"""Variable-speed control moment gyroscopes (VSCMGs): device, cluster and multibody coupling.
+"""Variable-speed control moment gyroscopes (VSCMGs): the device and the cluster model.
 
-Physics only (paper Sec. 3.2, eq. 36-41); the steering law that decides the
+Physics only (paper Sec. 3.2); the cluster as real bodies of a multibody model
+(eq. 36-37) is :mod:`dqspace.actuators.vscmg_multibody`, the steering law that decides the
 commands lives in :mod:`dqspace.actuators.steering`, the motor servo loops that
 follow them in :mod:`dqspace.actuators.servo`.  Full derivation, the
 chosen geometry and every departure from the printed equations are in
@@ -51,8 +52,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq import dq_from_rotation_translation, dq_identity
-from ..multibody import Body, Joint, JointType, Model, forward_kinematics
+from ..dq.checks import AXIS_TOL, check_unit_vector
+from ._checks import finite_vec3, finite_vector, positive
+from .reaction_wheels import RPM
 
 __all__ = [
     "TABLE4_MASS",
@@ -67,10 +69,6 @@ __all__ = [
     "Axes",
     "VSCMGMatrices",
     "pyramid_cluster",
-    "ClusterIndex",
-    "ClusterModel",
-    "ClusterState",
-    "attach_cluster",
     "unit_axes",
     "vscmg_axes",
     "vscmg_matrices",
@@ -92,26 +90,10 @@ GIMBAL_INERTIA = (
     2.0 * (0.12**2 / 2 + 0.12**2 / 12),
 )
 #: Nominal wheel speed [rad/s] -- a choice: 3000 rpm (wheel momentum 38.7 N m s).
-NOMINAL_WHEEL_SPEED = 3000.0 * 2.0 * np.pi / 60.0
+NOMINAL_WHEEL_SPEED = 3000.0 * RPM
 #: Distance of the mounting points from the base centre [m] -- a choice: half the 0.3 m cube,
 #: plus the 0.12 m housing radius, plus 0.03 m clearance.
 MOUNT_RADIUS = 0.3
-
-_AXIS_TOL = 1e-9
-
-
-def _vec3(x: ArrayLike, what: str) -> NDArray[np.float64]:
-    a = np.asarray(x, dtype=float)
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} must be a finite 3-vector, got {x!r}")
-    return a
-
-
-def _positive(x: float, what: str, unit: str) -> float:
-    x = float(x)
-    if not np.isfinite(x) or x <= 0.0:
-        raise ValueError(f"{what} must be positive and finite [{unit}], got {x}")
-    return x
 
 
 @dataclass(frozen=True)
@@ -149,20 +131,17 @@ class VSCMG:
     nominal_wheel_speed: float = NOMINAL_WHEEL_SPEED
 
     def __post_init__(self) -> None:
-        g = _vec3(self.gimbal_axis, "gimbal_axis")
-        s = _vec3(self.spin_axis, "spin_axis")
-        for name, a in (("gimbal_axis", g), ("spin_axis", s)):
-            n = np.linalg.norm(a)
-            if abs(n - 1.0) > _AXIS_TOL:
-                raise ValueError(f"{name} must be a unit vector, got {a.tolist()} (norm {n:.12g})")
-        if abs(g @ s) > _AXIS_TOL:
+        # the axes are kept as given (not normalised): unit to AXIS_TOL, orthogonal to it
+        g = check_unit_vector(self.gimbal_axis, "gimbal_axis", normalize=False)
+        s = check_unit_vector(self.spin_axis, "spin_axis", normalize=False)
+        if abs(g @ s) > AXIS_TOL:
             raise ValueError(
                 f"spin_axis {s.tolist()} is not orthogonal to gimbal_axis {g.tolist()} "
                 f"(g . s = {g @ s:.3g})"
             )
-        p = _vec3(self.position, "position")
-        mw = _positive(self.wheel_mass, "wheel_mass", "kg")
-        mg = _positive(self.gimbal_mass, "gimbal_mass", "kg")
+        p = finite_vec3(self.position, "position")
+        mw = positive(self.wheel_mass, "wheel_mass", "kg")
+        mg = positive(self.gimbal_mass, "gimbal_mass", "kg")
         Iw = np.asarray(self.wheel_inertia, dtype=float)
         Ig = np.asarray(self.gimbal_inertia, dtype=float)
         if Iw.shape != (2,) or not np.all(np.isfinite(Iw)) or np.any(Iw <= 0):
@@ -184,7 +163,7 @@ class VSCMG:
             raise ValueError(
                 f"gimbal_inertia {Ig.tolist()} violates the triangle inequality I1 + I2 >= I3"
             )
-        w0 = _positive(self.nominal_wheel_speed, "nominal_wheel_speed", "rad/s")
+        w0 = positive(self.nominal_wheel_speed, "nominal_wheel_speed", "rad/s")
         object.__setattr__(self, "gimbal_axis", g)
         object.__setattr__(self, "spin_axis", s)
         object.__setattr__(self, "position", p)
@@ -356,13 +335,6 @@ def vscmg_matrices(
     d[2] = -(-w1 * h0 + w0 * h1)
 
 
-def _state_vec(x: ArrayLike, name: str, K: int) -> NDArray[np.float64]:
-    a = np.asarray(x, dtype=float)
-    if a.shape != (K,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be a finite ({K},) array, got shape {a.shape}: {x!r}")
-    return a
-
-
 class VSCMGCluster:
     """K >= 3 VSCMGs mounted on one base.
 
@@ -437,7 +409,7 @@ class VSCMGCluster:
 
     def axes(self, gamma: ArrayLike) -> Axes:
         """Axes at the gimbal angles ``gamma`` (K,) [rad]: :class:`Axes` (3, K) each."""
-        gamma = np.ascontiguousarray(_state_vec(gamma, "gamma", self.K))
+        gamma = np.ascontiguousarray(finite_vector(gamma, "gamma", self.K))
         A_s = np.empty((3, self.K))
         A_t = np.empty((3, self.K))
         vscmg_axes(self.A_s0, self.A_t0, gamma, A_s, A_t)
@@ -452,8 +424,8 @@ class VSCMGCluster:
         is ``sum_i J_i(gamma) w + h`` (``J_i`` the locked inertia).
         """
         ax = self.axes(gamma)
-        gd = _state_vec(gamma_dot, "gamma_dot", self.K)
-        Om = _state_vec(wheel_speed, "wheel_speed", self.K)
+        gd = finite_vector(gamma_dot, "gamma_dot", self.K)
+        Om = finite_vector(wheel_speed, "wheel_speed", self.K)
         return ax.A_g @ (self.I_cg * gd) + ax.A_s @ (self.I_ws * Om)
 
     def matrices(
@@ -472,9 +444,9 @@ class VSCMGCluster:
         VSCMGMatrices
         """
         K = self.K
-        gamma = np.ascontiguousarray(_state_vec(gamma, "gamma", K))
-        Om = np.ascontiguousarray(_state_vec(wheel_speed, "wheel_speed", K))
-        w = np.ascontiguousarray(_vec3(w_IB_B, "w_IB_B"))
+        gamma = np.ascontiguousarray(finite_vector(gamma, "gamma", K))
+        Om = np.ascontiguousarray(finite_vector(wheel_speed, "wheel_speed", K))
+        w = np.ascontiguousarray(finite_vec3(w_IB_B, "w_IB_B"))
         A_s, A_t = np.empty((3, K)), np.empty((3, K))
         B, C, E, d = np.empty((3, K)), np.empty((3, K)), np.empty((3, K)), np.empty(3)
         vscmg_axes(self.A_s0, self.A_t0, gamma, A_s, A_t)
@@ -498,9 +470,9 @@ class VSCMGCluster:
         The torque on the base beyond that of the locked cluster (exact, all terms kept).
         """
         m = self.matrices(gamma, wheel_speed, w_IB_B)
-        gd = _state_vec(gamma_dot, "gamma_dot", self.K)
-        gdd = _state_vec(gamma_ddot, "gamma_ddot", self.K)
-        Od = _state_vec(wheel_accel, "wheel_accel", self.K)
+        gd = finite_vector(gamma_dot, "gamma_dot", self.K)
+        gdd = finite_vector(gamma_ddot, "gamma_ddot", self.K)
+        Od = finite_vector(wheel_accel, "wheel_accel", self.K)
         return m.B @ gdd + m.C @ gd + m.E @ Od + m.d
 
 
@@ -554,185 +526,3 @@ def pyramid_cluster(
             )
         )
     return VSCMGCluster(units)
-
-
-# ----------------------------------------------------------------- multibody
-
-
-@dataclass(frozen=True)
-class ClusterState:
-    """The cluster's state read from a multibody state.
-
-    Attributes
-    ----------
-    gamma : (K,) gimbal angles [rad]
-    gamma_dot : (K,) gimbal rates [rad/s]
-    wheel_speed : (K,) wheel speeds relative to the gimbals [rad/s]
-    w_IB_B : (3,) angular velocity of the carrying body, its coordinates [rad/s]
-    """
-
-    gamma: NDArray[np.float64]
-    gamma_dot: NDArray[np.float64]
-    wheel_speed: NDArray[np.float64]
-    w_IB_B: NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class ClusterIndex:
-    """Where a cluster's coordinates sit in the extended model.
-
-    Attributes
-    ----------
-    parent : int, body carrying the cluster (its frame is the cluster's "base frame")
-    gimbal_body, wheel_body : (K,) body indices
-    gimbal_q, wheel_q : (K,) q entries: gimbal angle gamma_i, wheel angle phi_i [rad]
-    gimbal_v, wheel_v : (K,) v entries: gimbal rate gamma_dot_i, wheel speed Omega_i [rad/s]
-    """
-
-    parent: int
-    gimbal_body: NDArray[np.int64]
-    wheel_body: NDArray[np.int64]
-    gimbal_q: NDArray[np.int64]
-    wheel_q: NDArray[np.int64]
-    gimbal_v: NDArray[np.int64]
-    wheel_v: NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class ClusterModel:
-    """A multibody model with a VSCMG cluster attached (from :func:`attach_cluster`).
-
-    Attributes
-    ----------
-    model : Model, the extended model
-    cluster : VSCMGCluster
-    index : ClusterIndex
-    """
-
-    model: Model
-    cluster: VSCMGCluster
-    index: ClusterIndex
-
-    def state(self, q: ArrayLike, v: ArrayLike) -> ClusterState:
-        """The cluster's :class:`ClusterState` at ``(q, v)``."""
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
-        ix = self.index
-        if ix.parent == 0 and self.model.floating:
-            w = v[:3].copy()
-        else:
-            w = forward_kinematics(self.model, q, v).twist[ix.parent, :3].copy()
-        return ClusterState(q[ix.gimbal_q].copy(), v[ix.gimbal_v].copy(), v[ix.wheel_v].copy(), w)
-
-    def with_state(
-        self,
-        q: ArrayLike,
-        v: ArrayLike,
-        *,
-        gamma: ArrayLike | None = None,
-        gamma_dot: ArrayLike | None = None,
-        wheel_speed: ArrayLike | str | None = None,
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Copies of ``(q, v)`` with the cluster's entries replaced where given.
-
-        ``wheel_speed="nominal"`` sets every wheel to its nominal speed.
-        """
-        q = np.array(q, dtype=float)
-        v = np.array(v, dtype=float)
-        K, ix = self.cluster.K, self.index
-        if gamma is not None:
-            q[ix.gimbal_q] = _state_vec(gamma, "gamma", K)
-        if gamma_dot is not None:
-            v[ix.gimbal_v] = _state_vec(gamma_dot, "gamma_dot", K)
-        if isinstance(wheel_speed, str):
-            if wheel_speed != "nominal":
-                raise ValueError(f"wheel_speed must be an array or 'nominal', got {wheel_speed!r}")
-            wheel_speed = self.cluster.nominal_wheel_speed
-        if wheel_speed is not None:
-            v[ix.wheel_v] = _state_vec(wheel_speed, "wheel_speed", K)
-        return q, v
-
-    def joint_torques(self, gimbal: ArrayLike, wheel: ArrayLike) -> NDArray[np.float64]:
-        """Generalized-force vector (nv,) with gimbal and wheel motor torques [N m], zeros else."""
-        K, ix = self.cluster.K, self.index
-        tau = np.zeros(self.model.nv)
-        tau[ix.gimbal_v] = _state_vec(gimbal, "gimbal torques", K)
-        tau[ix.wheel_v] = _state_vec(wheel, "wheel torques", K)
-        return tau
-
-
-def attach_cluster(
-    model: Model, cluster: VSCMGCluster, *, parent: str | int = "base", prefix: str = "vscmg"
-) -> ClusterModel:
-    """Add the cluster to a multibody model as real bodies (paper eq. 36-37 exactly).
-
-    Per unit i two bodies are appended: ``{prefix}{i}_gimbal`` on a REVOLUTE joint about
-    g, placed at ``p_i`` in the parent with axes ``[s0, t0, g]`` (so its joint axis is z),
-    and ``{prefix}{i}_wheel`` on a REVOLUTE joint about s0 (x in the gimbal frame) at the
-    gimbal's origin.  The gimbal joint's angle is gamma_i and the wheel joint's rate is
-    Omega_i; motor torques at these joints are internal (they act on the parent too).
-
-    Parameters
-    ----------
-    model : Model, e.g. ``models.space_manipulator()`` or a bare base
-    cluster : VSCMGCluster, axes and positions in the frame of ``parent``
-    parent : str or int, the carrying body
-    prefix : str, body-name prefix
-
-    Returns
-    -------
-    ClusterModel
-    """
-    if not isinstance(cluster, VSCMGCluster):
-        raise ValueError(f"cluster must be a VSCMGCluster, got {type(cluster).__name__}")
-    p = model.body_index(parent)
-    bodies = []
-    for i, u in enumerate(cluster.units, start=1):
-        gname, wname = f"{prefix}{i}_gimbal", f"{prefix}{i}_wheel"
-        Ig, Iw = u.gimbal_inertia, u.wheel_inertia
-        bodies.append(
-            Body(
-                gname,
-                p,
-                Joint(
-                    JointType.REVOLUTE,
-                    np.array([0.0, 0.0, 1.0]),
-                    dq_from_rotation_translation(u.frame_rotation, u.position),
-                    f"{prefix}{i}_gimbal",
-                ),
-                u.gimbal_mass,
-                np.zeros(3),
-                np.diag(Ig),
-            )
-        )
-        bodies.append(
-            Body(
-                wname,
-                gname,
-                Joint(
-                    JointType.REVOLUTE,
-                    np.array([1.0, 0.0, 0.0]),
-                    dq_identity(),
-                    f"{prefix}{i}_wheel",
-                ),
-                u.wheel_mass,
-                np.zeros(3),
-                np.diag([Iw[0], Iw[1], Iw[1]]),
-            )
-        )
-    ext = model.with_bodies(bodies)
-    nb0 = model.nb
-    gb = nb0 + 2 * np.arange(cluster.K)
-    wb = gb + 1
-    index = ClusterIndex(
-        parent=p,
-        gimbal_body=gb,
-        wheel_body=wb,
-        gimbal_q=ext.q_index[gb].copy(),
-        wheel_q=ext.q_index[wb].copy(),
-        gimbal_v=ext.v_index[gb].copy(),
-        wheel_v=ext.v_index[wb].copy(),
-    )
-    for a in (gb, wb, index.gimbal_q, index.wheel_q, index.gimbal_v, index.wheel_v):
-        a.setflags(write=False)
-    return ClusterModel(ext, cluster, index)

@@ -242,14 +242,14 @@ def _aba_ws_loop(n, ints, reals, g, q, v, tau, fext, a, W):
 @njit(_nrt=False)
 def _velocities_loop(n, ints, reals, q, v, fext, W):
     for _ in range(n):
-        A._velocities(ints, reals, q, v, fext, W)
+        A.velocity_pass(ints, reals, q, v, fext, W)
 
 
 @njit(_nrt=False)
 def _vel_art_loop(n, ints, reals, q, v, tau, fext, W):
     ok = True
     for _ in range(n):
-        A._velocities(ints, reals, q, v, fext, W)
+        A.velocity_pass(ints, reals, q, v, fext, W)
         ok &= A._articulated(ints, reals, tau, W)
     return ok
 

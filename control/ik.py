@@ -34,7 +34,7 @@ from enum import Enum
 
 import numpy as np
 from numba import njit
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..dq import kernels as D
 from ..dq.checks import check_unit_dq
@@ -48,8 +48,10 @@ __all__ = [
     "IIWA_LEMNISCATE_SEED",
     "IKStatus",
     "IKResult",
+    "IK_STATUSES",
     "solve_ik",
     "arm_coordinates",
+    "joint_limits",
 ]
 
 #: Joint limits of the KUKA LBR iiwa [rad], rows ``[lower, upper]`` for joints 1..7
@@ -80,9 +82,10 @@ class IKStatus(Enum):
     MAX_ITERATIONS = "max_iterations"
 
 
-#: Status codes of :func:`ik_kernel` (index into :data:`_STATUS`).
+#: Status codes of :func:`ik_kernel` (index into :data:`IK_STATUSES`).
 IK_CONVERGED, IK_STALLED, IK_MAX_ITERATIONS = 0, 1, 2
-_STATUS = (IKStatus.CONVERGED, IKStatus.STALLED, IKStatus.MAX_ITERATIONS)
+#: The :class:`IKStatus` of each status code of :func:`ik_kernel` (``IK_STATUSES[code]``).
+IK_STATUSES = (IKStatus.CONVERGED, IKStatus.STALLED, IKStatus.MAX_ITERATIONS)
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,12 @@ def arm_coordinates(model):
     return q0, v0, n
 
 
-def _limits(limits, n):
+def joint_limits(
+    limits: ArrayLike | None, n: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(lower, upper)`` (n,) joint limits [rad or m] from ``[[lower, upper], ...]`` (n, 2)
+    rows, or unbounded (``-inf``, ``+inf``) for ``None``; a ValueError for a wrong shape, a
+    NaN or a row with ``lower > upper``."""
     if limits is None:
         return np.full(n, -np.inf), np.full(n, np.inf)
     L = np.asarray(limits, float)
@@ -150,6 +158,11 @@ def _limits(limits, n):
             f"limits must be [lower, upper] rows with lower <= upper, got {L.tolist()}"
         )
     return L[:, 0].copy(), L[:, 1].copy()
+
+
+# The old private names, kept while control.arm and control.flight.law still import them.
+_STATUS = IK_STATUSES
+_limits = joint_limits
 
 
 def solve_ik(
@@ -199,7 +212,7 @@ def solve_ik(
     seed = np.asarray(seed, float)
     if seed.shape != (n,) or not np.all(np.isfinite(seed)):
         raise ValueError(f"seed must be a finite ({n},) vector, got {seed}")
-    lo, hi = _limits(limits, n)
+    lo, hi = joint_limits(limits, n)
     if posture is not None:
         posture = np.asarray(posture, float)
         if posture.shape != (n,) or not np.all(np.isfinite(posture)):
@@ -240,7 +253,7 @@ def solve_ik(
         e,
         J,
     )
-    status = _STATUS[code]
+    status = IK_STATUSES[code]
     at_limit = (theta <= lo + LIMIT_TOL) | (theta >= hi - LIMIT_TOL)
     return IKResult(theta, status, e, it, at_limit, J)
 

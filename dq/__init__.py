@@ -42,6 +42,7 @@ from .algebra import (
     quat_rotate,
     swap,
 )
+from .checks import AXIS_TOL
 from .conversions import (
     axis_angle_from_quat,
     body_translation_from_dq,
@@ -73,6 +74,7 @@ from .screw import (
 )
 
 __all__ = [
+    "AXIS_TOL",
     "UNIT_TOL",
     "DualQuaternion",
     "ScrewParameters",

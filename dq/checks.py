@@ -15,6 +15,13 @@ from numba import njit
 #: Largest accepted distance from the unit manifold, ``max(| |q_r| - 1 |, |dot(q_r, q_d)|)``.
 #: Inputs further away raise; :func:`dqspace.dq.dq_normalize` projects them back.
 UNIT_TOL = 1e-6
+#: Largest accepted distance ``| |a| - 1 |`` of an axis or a direction from unit length
+#: (joint axes, gimbal and spin axes, thruster directions): a unit vector written with all
+#: its digits passes, a rounded one such as ``[0, 0.7071, 0.7071]`` does not.
+AXIS_TOL = 1e-9
+#: Shortest vector :func:`check_unit_vector` normalises when any length is accepted
+#: (``tol=math.inf``, a direction given up to scale).
+MIN_AXIS_NORM = 1e-12
 
 
 @njit(cache=True)
@@ -183,3 +190,59 @@ def check_rotation_matrix(x, name, tol=UNIT_TOL):
             f"{name} is not a rotation matrix{where}: max |R^T R - I| = {e:.3g}, det = {d:.6g}"
         )
     return R
+
+
+def check_unit_vector(x, name, *, tol=AXIS_TOL, normalize=True):
+    """A unit axis or direction (3,) or a batch (..., 3), checked and normalised.
+
+    Parameters
+    ----------
+    x : array_like (3,) or (..., 3)
+    name : str
+        The quantity, as the error message names it (e.g. ``"thruster 'T1': direction"``).
+    tol : float
+        Largest accepted ``| |x| - 1 |`` (default :data:`AXIS_TOL`); ``math.inf`` accepts
+        any length (a direction given up to scale) longer than :data:`MIN_AXIS_NORM`.
+    normalize : bool
+        Return ``x / |x|`` (default) or ``x`` as given (a float64 copy).
+
+    Returns
+    -------
+    ndarray (3,) or (..., 3), float64
+
+    Raises
+    ------
+    ValueError
+        a wrong shape, a non-finite component, a length further than ``tol`` from 1 (the
+        message gives the vector, its norm, the tolerance and the fix), a zero vector.
+    """
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 0 or a.shape[-1] != 3 or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a finite 3-vector, got {x!r}")
+    if a.ndim == 1:
+        n = float(np.linalg.norm(a))
+        norms = np.array(n)
+    else:
+        norms = np.linalg.norm(a, axis=-1)
+    err = np.abs(norms - 1.0)
+    if math.isinf(tol):
+        short = np.flatnonzero(~(norms.reshape(-1) > MIN_AXIS_NORM))
+        if short.size:
+            at = int(short[0])
+            raise ValueError(
+                f"{name} must not be zero{_where(a.shape[:-1], at)}: its norm "
+                f"{norms.reshape(-1)[at]:.3g} leaves it no direction; give a non-zero vector"
+            )
+    elif np.any(err > tol):
+        at = int(np.argmax(err.reshape(-1)))
+        row = a.reshape(-1, 3)[at]
+        raise ValueError(
+            f"{name} must be a unit vector{_where(a.shape[:-1], at)}, got {row.tolist()} "
+            f"(norm {norms.reshape(-1)[at]:.12g}, accepted within {tol:g} of 1); "
+            "normalise it, or give its components with all their digits"
+        )
+    if not normalize:
+        return a.copy() if a is x else a
+    if a.ndim == 1:
+        return a / n
+    return a / norms[..., None]

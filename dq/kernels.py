@@ -1,10 +1,12 @@
 """Compiled scalar kernels of the dual-quaternion algebra (the one implementation).
 
-Every operation of :mod:`dqspace.dq` is written once here, as a numba ``njit``
-function acting on 1-D arrays and writing into an ``out`` array.  The public
-functions broadcast these kernels over leading batch axes through gufuncs
-(:mod:`dqspace.dq._ufuncs`), and the multibody recursions call them directly
-from compiled code, where LLVM inlines them.
+Every operation of :mod:`dqspace.dq` is written once, as a numba ``njit`` function acting
+on 1-D arrays and writing into an ``out`` array, in the module of its family --
+:mod:`.quaternion_kernels` (quaternions), :mod:`.dual_kernels` (dual quaternions and dual
+vectors), :mod:`.screw_kernels` (logarithms, exponentials, powers, ScLERP) -- and listed
+here.  The public functions broadcast these kernels over leading batch axes through
+gufuncs (:mod:`dqspace.dq._ufuncs`), and the multibody recursions call them directly from
+compiled code, where LLVM inlines them.
 
 Conventions (see ``docs/conventions.md``): Hamilton product, scalar first.
 
@@ -19,626 +21,74 @@ alias an input.  None of them validates: validation is the wrappers' job (with
 (the multibody and control kernels) call these functions from compiled code.
 """
 
-import math
-
-import numpy as np
-from numba import njit
-
-_SMALL = 1e-4  # below this angle the trigonometric ratios use their series
-
-# ---------------------------------------------------------------- quaternions
-
-
-@njit(cache=True)
-def q_mul(a, b, out):
-    """Hamilton product ``out = a o b`` of quaternions (4,)."""
-    a0, a1, a2, a3 = a[0], a[1], a[2], a[3]
-    b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
-    out[0] = a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3
-    out[1] = a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2
-    out[2] = a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1
-    out[3] = a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0
-
-
-@njit(cache=True)
-def q_conj(a, out):
-    """Conjugate ``a*`` of a quaternion (4,)."""
-    out[0] = a[0]
-    out[1] = -a[1]
-    out[2] = -a[2]
-    out[3] = -a[3]
-
-
-@njit(cache=True)
-def q_rotate(q, v, out):
-    """``out = q o v o q*`` for a unit quaternion q (4,) and a vector v (3,)."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    v0, v1, v2 = v[0], v[1], v[2]
-    # t = 2 q_vec x v ; v' = v + w t + q_vec x t
-    t0 = 2.0 * (y * v2 - z * v1)
-    t1 = 2.0 * (z * v0 - x * v2)
-    t2 = 2.0 * (x * v1 - y * v0)
-    out[0] = v0 + w * t0 + (y * t2 - z * t1)
-    out[1] = v1 + w * t1 + (z * t0 - x * t2)
-    out[2] = v2 + w * t2 + (x * t1 - y * t0)
-
-
-@njit(cache=True)
-def q_rotate_inv(q, v, out):
-    """``out = q* o v o q`` for a unit quaternion q (4,) and a vector v (3,)."""
-    w, x, y, z = q[0], -q[1], -q[2], -q[3]
-    v0, v1, v2 = v[0], v[1], v[2]
-    t0 = 2.0 * (y * v2 - z * v1)
-    t1 = 2.0 * (z * v0 - x * v2)
-    t2 = 2.0 * (x * v1 - y * v0)
-    out[0] = v0 + w * t0 + (y * t2 - z * t1)
-    out[1] = v1 + w * t1 + (z * t0 - x * t2)
-    out[2] = v2 + w * t2 + (x * t1 - y * t0)
-
-
-@njit(cache=True)
-def q_to_rotation_matrix(q, R):
-    """Rotation matrix R (3, 3) with ``R v = q o v o q*`` for a unit quaternion."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    R[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    R[0, 1] = 2.0 * (x * y - w * z)
-    R[0, 2] = 2.0 * (x * z + w * y)
-    R[1, 0] = 2.0 * (x * y + w * z)
-    R[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    R[1, 2] = 2.0 * (y * z - w * x)
-    R[2, 0] = 2.0 * (x * z - w * y)
-    R[2, 1] = 2.0 * (y * z + w * x)
-    R[2, 2] = 1.0 - 2.0 * (x * x + y * y)
-
-
-@njit(cache=True)
-def q_from_rotation_matrix(R, out):
-    """Unit quaternion (4,) of a rotation matrix (3, 3), scalar part >= 0.
-
-    Shepperd's method: the largest of the four squared components is taken
-    from the trace, so no division by a small number occurs.
-    """
-    m00, m11, m22 = R[0, 0], R[1, 1], R[2, 2]
-    tr = m00 + m11 + m22
-    if tr >= m00 and tr >= m11 and tr >= m22:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
-        w = 0.25 * s
-        x = (R[2, 1] - R[1, 2]) / s
-        y = (R[0, 2] - R[2, 0]) / s
-        z = (R[1, 0] - R[0, 1]) / s
-    elif m00 >= m11 and m00 >= m22:
-        s = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, 0.0))
-        w = (R[2, 1] - R[1, 2]) / s
-        x = 0.25 * s
-        y = (R[0, 1] + R[1, 0]) / s
-        z = (R[0, 2] + R[2, 0]) / s
-    elif m11 >= m22:
-        s = 2.0 * math.sqrt(max(1.0 + m11 - m00 - m22, 0.0))
-        w = (R[0, 2] - R[2, 0]) / s
-        x = (R[0, 1] + R[1, 0]) / s
-        y = 0.25 * s
-        z = (R[1, 2] + R[2, 1]) / s
-    else:
-        s = 2.0 * math.sqrt(max(1.0 + m22 - m00 - m11, 0.0))
-        w = (R[1, 0] - R[0, 1]) / s
-        x = (R[0, 2] + R[2, 0]) / s
-        y = (R[1, 2] + R[2, 1]) / s
-        z = 0.25 * s
-    if w < 0.0:
-        w, x, y, z = -w, -x, -y, -z
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    out[0] = w / n
-    out[1] = x / n
-    out[2] = y / n
-    out[3] = z / n
-
-
-@njit(cache=True)
-def _norm3(x, y, z):
-    """Euclidean norm of (x, y, z) without underflow of the squares."""
-    m = max(abs(x), abs(y), abs(z))
-    if m == 0.0 or m > 1e-150:
-        return math.sqrt(x * x + y * y + z * z)
-    x, y, z = x / m, y / m, z / m
-    return m * math.sqrt(x * x + y * y + z * z)
-
-
-@njit(cache=True)
-def _sinc(phi):
-    """sin(phi) / phi, accurate near 0."""
-    if phi < _SMALL:
-        p2 = phi * phi
-        return 1.0 - p2 / 6.0 + p2 * p2 / 120.0
-    return math.sin(phi) / phi
-
-
-@njit(cache=True)
-def q_exp(u, out):
-    """Exponential of the pure quaternion u (3,): ``cos|u| + sin|u| u/|u|``."""
-    phi = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
-    k = _sinc(phi)
-    out[0] = math.cos(phi)
-    out[1] = k * u[0]
-    out[2] = k * u[1]
-    out[3] = k * u[2]
-
-
-@njit(cache=True)
-def q_log(q, out):
-    """Logarithm (3,) of a unit quaternion: ``phi n`` with ``q = cos phi + sin phi n``.
-
-    ``phi = atan2(|q_vec|, q_w)`` lies in [0, pi]; the function is smooth at the
-    identity and at a half-turn (``q_w = 0``).  At ``q = -1`` exactly (a 2 pi
-    rotation) the axis is undefined and x is returned.
-    """
-    x, y, z = q[1], q[2], q[3]
-    s = _norm3(x, y, z)
-    if 0.0 < s < 1e-150:
-        # subnormal or tiny: the axis from the components scaled by the largest (exact
-        # quotients), not x / s (s of subnormals carries only a few significant digits)
-        m = max(abs(x), abs(y), abs(z))
-        x, y, z = x / m, y / m, z / m
-        a = math.atan2(s, q[0])
-        n = _norm3(x, y, z)
-        out[0] = a * (x / n)
-        out[1] = a * (y / n)
-        out[2] = a * (z / n)
-    elif s > 0.0:  # angle times the unit axis (x/s <= 1: no overflow for tiny s)
-        a = math.atan2(s, q[0])
-        out[0] = a * (x / s)
-        out[1] = a * (y / s)
-        out[2] = a * (z / s)
-    elif q[0] >= 0.0:
-        k = 1.0 / q[0]
-        out[0] = k * x
-        out[1] = k * y
-        out[2] = k * z
-    else:  # q = -1: any axis; pick x
-        out[0] = math.pi
-        out[1] = 0.0
-        out[2] = 0.0
-
-
-# ----------------------------------------------------------- dual quaternions
-
-
-@njit(cache=True)
-def dq_mul(a, b, out):
-    """Dual-quaternion product ``out = a o b`` (Table 1): p1 p2 + eps (p1 q2 + q1 p2)."""
-    a0, a1, a2, a3, a4, a5, a6, a7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
-    b0, b1, b2, b3, b4, b5, b6, b7 = b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
-    out[0] = a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3
-    out[1] = a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2
-    out[2] = a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1
-    out[3] = a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0
-    out[4] = (a0 * b4 - a1 * b5 - a2 * b6 - a3 * b7) + (a4 * b0 - a5 * b1 - a6 * b2 - a7 * b3)
-    out[5] = (a0 * b5 + a1 * b4 + a2 * b7 - a3 * b6) + (a4 * b1 + a5 * b0 + a6 * b3 - a7 * b2)
-    out[6] = (a0 * b6 - a1 * b7 + a2 * b4 + a3 * b5) + (a4 * b2 - a5 * b3 + a6 * b0 + a7 * b1)
-    out[7] = (a0 * b7 + a1 * b6 - a2 * b5 + a3 * b4) + (a4 * b3 + a5 * b2 - a6 * b1 + a7 * b0)
-
-
-@njit(cache=True)
-def dq_conj(a, out):
-    """Conjugate ``p* + eps q*`` (Table 1) of a dual quaternion (8,)."""
-    out[0] = a[0]
-    out[1] = -a[1]
-    out[2] = -a[2]
-    out[3] = -a[3]
-    out[4] = a[4]
-    out[5] = -a[5]
-    out[6] = -a[6]
-    out[7] = -a[7]
-
-
-@njit(cache=True)
-def dq_norm(a, out):
-    """Dual-number norm ``|a| = sqrt(a o a*) = |p| + eps (p . q)/|p|``, out (2,)."""
-    n = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3])
-    d = a[0] * a[4] + a[1] * a[5] + a[2] * a[6] + a[3] * a[7]
-    out[0] = n
-    out[1] = d / n
-
-
-@njit(cache=True)
-def dq_inv(a, out):
-    """Inverse ``a^-1 = a* / |a|^2`` of a dual quaternion with non-zero real part."""
-    n = a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3]
-    d = 2.0 * (a[0] * a[4] + a[1] * a[5] + a[2] * a[6] + a[3] * a[7])
-    r = 1.0 / n
-    s = d / (n * n)
-    p0, p1, p2, p3 = a[0], -a[1], -a[2], -a[3]
-    out[4] = r * a[4] - s * p0
-    out[5] = -r * a[5] - s * p1
-    out[6] = -r * a[6] - s * p2
-    out[7] = -r * a[7] - s * p3
-    out[0] = r * p0
-    out[1] = r * p1
-    out[2] = r * p2
-    out[3] = r * p3
-
-
-@njit(cache=True)
-def dq_normalize(a, out):
-    """Nearest unit dual quaternion ``a / |a|`` (dual-number division).
-
-    The real part is scaled to unit length and the dual part loses its
-    component along the real part, so that ``p . q = 0``.
-    """
-    n = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3])
-    r = 1.0 / n
-    p0, p1, p2, p3 = a[0] * r, a[1] * r, a[2] * r, a[3] * r
-    d0, d1, d2, d3 = a[4] * r, a[5] * r, a[6] * r, a[7] * r
-    c = p0 * d0 + p1 * d1 + p2 * d2 + p3 * d3
-    out[0] = p0
-    out[1] = p1
-    out[2] = p2
-    out[3] = p3
-    out[4] = d0 - c * p0
-    out[5] = d1 - c * p1
-    out[6] = d2 - c * p2
-    out[7] = d3 - c * p3
-
-
-@njit(cache=True)
-def dq_unit_error(a):
-    """Distance of a dual quaternion from the unit manifold: max(| |p| - 1 |, |p . q|)."""
-    n = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3])
-    d = a[0] * a[4] + a[1] * a[5] + a[2] * a[6] + a[3] * a[7]
-    return max(abs(n - 1.0), abs(d))
-
-
-@njit(cache=True)
-def dq_translation_body(a, out):
-    """Position ``r^b = 2 vec(p* o q)`` of a unit dual quaternion, in the moving frame."""
-    p0, p1, p2, p3 = a[0], a[1], a[2], a[3]
-    q0, q1, q2, q3 = a[4], a[5], a[6], a[7]
-    # vec(p* o q) with p* = (p0, -p1, -p2, -p3)
-    out[0] = 2.0 * (p0 * q1 - p1 * q0 - p2 * q3 + p3 * q2)
-    out[1] = 2.0 * (p0 * q2 + p1 * q3 - p2 * q0 - p3 * q1)
-    out[2] = 2.0 * (p0 * q3 - p1 * q2 + p2 * q1 - p3 * q0)
-
-
-@njit(cache=True)
-def dq_translation(a, out):
-    """Position ``r^a = 2 vec(q o p*)`` of a unit dual quaternion, in the reference frame."""
-    p0, p1, p2, p3 = a[0], -a[1], -a[2], -a[3]
-    q0, q1, q2, q3 = a[4], a[5], a[6], a[7]
-    out[0] = 2.0 * (q0 * p1 + q1 * p0 + q2 * p3 - q3 * p2)
-    out[1] = 2.0 * (q0 * p2 - q1 * p3 + q2 * p0 + q3 * p1)
-    out[2] = 2.0 * (q0 * p3 + q1 * p2 - q2 * p1 + q3 * p0)
-
-
-@njit(cache=True)
-def dq_from_quat_translation(q, r, out):
-    """Pose ``q + eps 1/2 r^a o q`` from a unit quaternion (4,) and r^a (3,)."""
-    q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
-    r1, r2, r3 = 0.5 * r[0], 0.5 * r[1], 0.5 * r[2]
-    out[0] = q0
-    out[1] = q1
-    out[2] = q2
-    out[3] = q3
-    out[4] = -r1 * q1 - r2 * q2 - r3 * q3
-    out[5] = r1 * q0 + r2 * q3 - r3 * q2
-    out[6] = -r1 * q3 + r2 * q0 + r3 * q1
-    out[7] = r1 * q2 - r2 * q1 + r3 * q0
-
-
-@njit(cache=True)
-def dq_to_transform(a, T):
-    """Homogeneous transform T (4, 4) of a unit dual quaternion."""
-    q_to_rotation_matrix(a[:4], T[:3, :3])
-    dq_translation(a, T[:3, 3])
-    T[3, 0] = 0.0
-    T[3, 1] = 0.0
-    T[3, 2] = 0.0
-    T[3, 3] = 1.0
-
-
-@njit(cache=True)
-def dq_from_transform(T, out):
-    """Unit dual quaternion (scalar part >= 0) of a homogeneous transform (4, 4)."""
-    q = np.empty(4)
-    q_from_rotation_matrix(T[:3, :3], q)
-    r = np.empty(3)
-    r[0] = T[0, 3]
-    r[1] = T[1, 3]
-    r[2] = T[2, 3]
-    dq_from_quat_translation(q, r, out)
-
-
-# --------------------------------------------------------------- dual vectors
-
-
-@njit(cache=True)
-def dv_cross(x, y, out):
-    """Dual cross product (Table 1): ``x_r x y_r + eps (x_r x y_d + x_d x y_r)``.
-
-    On twists this is the Lie bracket of se(3) (``ad_x y``); ``dv_cross(w, f)``
-    with a twist w and a momentum or wrench f is the ``w x M w`` term of (P6).
-    """
-    a0, a1, a2, a3, a4, a5 = x[0], x[1], x[2], x[3], x[4], x[5]
-    b0, b1, b2, b3, b4, b5 = y[0], y[1], y[2], y[3], y[4], y[5]
-    out[0] = a1 * b2 - a2 * b1
-    out[1] = a2 * b0 - a0 * b2
-    out[2] = a0 * b1 - a1 * b0
-    out[3] = (a1 * b5 - a2 * b4) + (a4 * b2 - a5 * b1)
-    out[4] = (a2 * b3 - a0 * b5) + (a5 * b0 - a3 * b2)
-    out[5] = (a0 * b4 - a1 * b3) + (a3 * b1 - a4 * b0)
-
-
-@njit(cache=True)
-def dv_frame_change(a, x, out):
-    """``x^b = a* o x^a o a`` (P8, P19): a dual vector from frame a into frame b.
-
-    ``a`` is the unit pose q_ba.  Twists and wrenches (``[w, v]``, ``[f, tau]``)
-    change frames by the same formula:
-    real ``R^T x_r``, dual ``R^T x_d + (R^T x_r) x r^b``.
-    """
-    p0, p1, p2, p3 = a[0], a[1], a[2], a[3]
-    q0, q1, q2, q3 = a[4], a[5], a[6], a[7]
-    # r^b = 2 vec(p* o q)
-    r0 = 2.0 * (p0 * q1 - p1 * q0 - p2 * q3 + p3 * q2)
-    r1 = 2.0 * (p0 * q2 + p1 * q3 - p2 * q0 - p3 * q1)
-    r2 = 2.0 * (p0 * q3 - p1 * q2 + p2 * q1 - p3 * q0)
-    # rotate by p* : v' = v + w t + u x t, t = 2 u x v with u = -p_vec
-    w, u0, u1, u2 = p0, -p1, -p2, -p3
-    v0, v1, v2 = x[0], x[1], x[2]
-    t0 = 2.0 * (u1 * v2 - u2 * v1)
-    t1 = 2.0 * (u2 * v0 - u0 * v2)
-    t2 = 2.0 * (u0 * v1 - u1 * v0)
-    xr0 = v0 + w * t0 + (u1 * t2 - u2 * t1)
-    xr1 = v1 + w * t1 + (u2 * t0 - u0 * t2)
-    xr2 = v2 + w * t2 + (u0 * t1 - u1 * t0)
-    v0, v1, v2 = x[3], x[4], x[5]
-    t0 = 2.0 * (u1 * v2 - u2 * v1)
-    t1 = 2.0 * (u2 * v0 - u0 * v2)
-    t2 = 2.0 * (u0 * v1 - u1 * v0)
-    out[3] = v0 + w * t0 + (u1 * t2 - u2 * t1) + (xr1 * r2 - xr2 * r1)
-    out[4] = v1 + w * t1 + (u2 * t0 - u0 * t2) + (xr2 * r0 - xr0 * r2)
-    out[5] = v2 + w * t2 + (u0 * t1 - u1 * t0) + (xr0 * r1 - xr1 * r0)
-    out[0] = xr0
-    out[1] = xr1
-    out[2] = xr2
-
-
-@njit(cache=True)
-def dv_frame_change_inv(a, x, out):
-    """``x^a = a o x^b o a*``: the inverse of :func:`dv_frame_change`."""
-    p0, p1, p2, p3 = a[0], a[1], a[2], a[3]
-    q0, q1, q2, q3 = a[4], a[5], a[6], a[7]
-    r0 = 2.0 * (p0 * q1 - p1 * q0 - p2 * q3 + p3 * q2)
-    r1 = 2.0 * (p0 * q2 + p1 * q3 - p2 * q0 - p3 * q1)
-    r2 = 2.0 * (p0 * q3 - p1 * q2 + p2 * q1 - p3 * q0)
-    xr0, xr1, xr2 = x[0], x[1], x[2]
-    # dual in b before rotating: x_d - x_r x r^b
-    d0 = x[3] - (xr1 * r2 - xr2 * r1)
-    d1 = x[4] - (xr2 * r0 - xr0 * r2)
-    d2 = x[5] - (xr0 * r1 - xr1 * r0)
-    w, u0, u1, u2 = p0, p1, p2, p3
-    t0 = 2.0 * (u1 * xr2 - u2 * xr1)
-    t1 = 2.0 * (u2 * xr0 - u0 * xr2)
-    t2 = 2.0 * (u0 * xr1 - u1 * xr0)
-    o0 = xr0 + w * t0 + (u1 * t2 - u2 * t1)
-    o1 = xr1 + w * t1 + (u2 * t0 - u0 * t2)
-    o2 = xr2 + w * t2 + (u0 * t1 - u1 * t0)
-    t0 = 2.0 * (u1 * d2 - u2 * d1)
-    t1 = 2.0 * (u2 * d0 - u0 * d2)
-    t2 = 2.0 * (u0 * d1 - u1 * d0)
-    out[3] = d0 + w * t0 + (u1 * t2 - u2 * t1)
-    out[4] = d1 + w * t1 + (u2 * t0 - u0 * t2)
-    out[5] = d2 + w * t2 + (u0 * t1 - u1 * t0)
-    out[0] = o0
-    out[1] = o1
-    out[2] = o2
-
-
-@njit(cache=True)
-def dq_adjoint(a, out):
-    """6x6 matrix of :func:`dv_frame_change`: ``x^b = Ad x^a``.
-
-    ``Ad = [[R^T, 0], [-[r^b]x R^T, R^T]]`` with ``R`` the rotation of a.
-    """
-    R = np.empty((3, 3))
-    q_to_rotation_matrix(a[:4], R)
-    r = np.empty(3)
-    dq_translation_body(a, r)
-    for i in range(3):
-        for j in range(3):
-            rt = R[j, i]
-            out[i, j] = rt
-            out[i + 3, j + 3] = rt
-            out[i, j + 3] = 0.0
-    # -[r]x R^T : row i = -(r x col) ; (r x c)_i
-    for j in range(3):
-        c0, c1, c2 = R[j, 0], R[j, 1], R[j, 2]  # column j of R^T is row j of R
-        out[3, j] = -(r[1] * c2 - r[2] * c1)
-        out[4, j] = -(r[2] * c0 - r[0] * c2)
-        out[5, j] = -(r[0] * c1 - r[1] * c0)
-
-
-@njit(cache=True)
-def _q_left(p, M, i0, j0):
-    """Write the 4x4 left-product matrix P_L of (P3) into M at (i0, j0)."""
-    p0, p1, p2, p3 = p[0], p[1], p[2], p[3]
-    M[i0 + 0, j0 + 0] = p0
-    M[i0 + 0, j0 + 1] = -p1
-    M[i0 + 0, j0 + 2] = -p2
-    M[i0 + 0, j0 + 3] = -p3
-    M[i0 + 1, j0 + 0] = p1
-    M[i0 + 1, j0 + 1] = p0
-    M[i0 + 1, j0 + 2] = -p3
-    M[i0 + 1, j0 + 3] = p2
-    M[i0 + 2, j0 + 0] = p2
-    M[i0 + 2, j0 + 1] = p3
-    M[i0 + 2, j0 + 2] = p0
-    M[i0 + 2, j0 + 3] = -p1
-    M[i0 + 3, j0 + 0] = p3
-    M[i0 + 3, j0 + 1] = -p2
-    M[i0 + 3, j0 + 2] = p1
-    M[i0 + 3, j0 + 3] = p0
-
-
-@njit(cache=True)
-def _q_right(p, M, i0, j0):
-    """Write the 4x4 right-product matrix Q_R of (P3) into M at (i0, j0)."""
-    p0, p1, p2, p3 = p[0], p[1], p[2], p[3]
-    M[i0 + 0, j0 + 0] = p0
-    M[i0 + 0, j0 + 1] = -p1
-    M[i0 + 0, j0 + 2] = -p2
-    M[i0 + 0, j0 + 3] = -p3
-    M[i0 + 1, j0 + 0] = p1
-    M[i0 + 1, j0 + 1] = p0
-    M[i0 + 1, j0 + 2] = p3
-    M[i0 + 1, j0 + 3] = -p2
-    M[i0 + 2, j0 + 0] = p2
-    M[i0 + 2, j0 + 1] = -p3
-    M[i0 + 2, j0 + 2] = p0
-    M[i0 + 2, j0 + 3] = p1
-    M[i0 + 3, j0 + 0] = p3
-    M[i0 + 3, j0 + 1] = p2
-    M[i0 + 3, j0 + 2] = -p1
-    M[i0 + 3, j0 + 3] = p0
-
-
-@njit(cache=True)
-def dq_left_matrix(a, M):
-    """``[a]^+`` (8, 8) of (P3): ``a o b = [a]^+ b``."""
-    _q_left(a[:4], M, 0, 0)
-    _q_left(a[:4], M, 4, 4)
-    _q_left(a[4:], M, 4, 0)
-    for i in range(4):
-        for j in range(4):
-            M[i, j + 4] = 0.0
-
-
-@njit(cache=True)
-def dq_right_matrix(b, M):
-    """``[b]^-`` (8, 8) of (P3): ``a o b = [b]^- a``."""
-    _q_right(b[:4], M, 0, 0)
-    _q_right(b[:4], M, 4, 4)
-    _q_right(b[4:], M, 4, 0)
-    for i in range(4):
-        for j in range(4):
-            M[i, j + 4] = 0.0
-
-
-# ------------------------------------------------- logarithms and exponentials
-
-
-@njit(cache=True)
-def dq_log(a, out):
-    """Logarithm of Table 1 of a unit dual quaternion, out (6,).
-
-    ``log(p + eps q) = log p + eps p^-1 o q = 1/2 theta n + eps 1/2 r^b``: the
-    decoupled pose logarithm used by the dual PD law (P46).
-    """
-    q_log(a[:4], out[:3])
-    r = np.empty(3)
-    dq_translation_body(a, r)
-    out[3] = 0.5 * r[0]
-    out[4] = 0.5 * r[1]
-    out[5] = 0.5 * r[2]
-
-
-@njit(cache=True)
-def dq_exp(x, out):
-    """Inverse of :func:`dq_log`: ``exp(u + eps w) = exp(u) + eps exp(u) o w``."""
-    p = np.empty(4)
-    q_exp(x[:3], p)
-    w1, w2, w3 = x[3], x[4], x[5]
-    p0, p1, p2, p3 = p[0], p[1], p[2], p[3]
-    out[0] = p0
-    out[1] = p1
-    out[2] = p2
-    out[3] = p3
-    out[4] = -p1 * w1 - p2 * w2 - p3 * w3
-    out[5] = p0 * w1 + p2 * w3 - p3 * w2
-    out[6] = p0 * w2 - p1 * w3 + p3 * w1
-    out[7] = p0 * w3 + p1 * w2 - p2 * w1
-
-
-@njit(cache=True)
-def dq_screw_exp(x, out):
-    """Group exponential of the pure dual quaternion x = u + eps w, out (8,).
-
-    ``exp(x) = cos(phi^) + sin(phi^)/phi^ x`` evaluated with dual numbers,
-    ``phi^ = |u| + eps (u . w)/|u|``.  ``screw_exp(1/2 xi dt)`` is the exact
-    motion over dt under the constant body twist ``xi = w + eps v``.
-    """
-    u0, u1, u2, w0, w1, w2 = x[0], x[1], x[2], x[3], x[4], x[5]
-    phi2 = u0 * u0 + u1 * u1 + u2 * u2
-    phi = math.sqrt(phi2)
-    uw = u0 * w0 + u1 * w1 + u2 * w2
-    if phi < _SMALL:
-        s = 1.0 - phi2 / 6.0 + phi2 * phi2 / 120.0  # sin(phi)/phi
-        c = math.cos(phi)
-        g = -1.0 / 3.0 + phi2 / 30.0  # (phi cos phi - sin phi) / phi^3
-    else:
-        sn = math.sin(phi)
-        c = math.cos(phi)
-        s = sn / phi
-        g = (phi * c - sn) / (phi2 * phi)
-    out[0] = c
-    out[1] = s * u0
-    out[2] = s * u1
-    out[3] = s * u2
-    out[4] = -s * uw
-    out[5] = s * w0 + g * uw * u0
-    out[6] = s * w1 + g * uw * u1
-    out[7] = s * w2 + g * uw * u2
-
-
-@njit(cache=True)
-def dq_screw_log(a, out):
-    """Inverse of :func:`dq_screw_exp` for a unit dual quaternion, out (6,).
-
-    Principal branch ``phi = atan2(|p_vec|, p_w)`` in [0, pi); the dual part is
-    ``phi/sin(phi) q_vec + g(phi) (q_vec . p_vec) p_vec - q_w p_vec`` with
-    ``g = (cos phi - phi/sin phi)/sin^2 phi``, smooth through phi = 0.  At
-    ``p = -1`` (a rotation of 2 pi) the screw is undefined: take the
-    logarithm of ``-a`` instead (same pose).
-    """
-    p0, p1, p2, p3 = a[0], a[1], a[2], a[3]
-    q0, q1, q2, q3 = a[4], a[5], a[6], a[7]
-    sn = _norm3(p1, p2, p3)
-    phi = math.atan2(sn, p0)
-    if phi < _SMALL:
-        ph2 = phi * phi
-        k = 1.0 + ph2 / 6.0 + 7.0 * ph2 * ph2 / 360.0  # phi / sin(phi)
-        g = -2.0 / 3.0 - ph2 / 5.0  # (cos phi - phi/sin phi)/sin^2 phi
-    else:
-        k = phi / sn
-        g = (p0 - k) / (sn * sn)
-    out[0] = k * p1
-    out[1] = k * p2
-    out[2] = k * p3
-    qp = q1 * p1 + q2 * p2 + q3 * p3
-    c = g * qp - q0
-    out[3] = k * q1 + c * p1
-    out[4] = k * q2 + c * p2
-    out[5] = k * q3 + c * p3
-
-
-@njit(cache=True)
-def dq_pow(a, t, out):
-    """``a^t = screw_exp(t screw_log(a))``: the screw motion of a, scaled by t."""
-    x = np.empty(6)
-    dq_screw_log(a, x)
-    for i in range(6):
-        x[i] *= t
-    dq_screw_exp(x, out)
-
-
-@njit(cache=True)
-def dq_sclerp(a, b, t, out):
-    """Screw linear interpolation ``a o (a^-1 o b)^t`` along the shorter screw."""
-    ac = np.empty(8)
-    dq_conj(a, ac)
-    d = np.empty(8)
-    dq_mul(ac, b, d)
-    if d[0] < 0.0:
-        for i in range(8):
-            d[i] = -d[i]
-    dt = np.empty(8)
-    dq_pow(d, t, dt)
-    dq_mul(a, dt, out)
+from .dual_kernels import (
+    dq_adjoint,
+    dq_conj,
+    dq_from_quat_translation,
+    dq_from_transform,
+    dq_inv,
+    dq_left_matrix,
+    dq_mul,
+    dq_norm,
+    dq_normalize,
+    dq_right_matrix,
+    dq_to_transform,
+    dq_translation,
+    dq_translation_body,
+    dq_unit_error,
+    dv_cross,
+    dv_frame_change,
+    dv_frame_change_inv,
+)
+from .quaternion_kernels import (
+    q_conj,
+    q_exp,
+    q_from_rotation_matrix,
+    q_log,
+    q_mul,
+    q_rotate,
+    q_rotate_inv,
+    q_to_rotation_matrix,
+)
+from .screw_kernels import (
+    dq_exp,
+    dq_log,
+    dq_pow,
+    dq_sclerp,
+    dq_screw_exp,
+    dq_screw_log,
+)
+
+__all__ = [
+    "q_mul",
+    "q_conj",
+    "q_rotate",
+    "q_rotate_inv",
+    "q_to_rotation_matrix",
+    "q_from_rotation_matrix",
+    "q_exp",
+    "q_log",
+    "dq_mul",
+    "dq_conj",
+    "dq_norm",
+    "dq_inv",
+    "dq_normalize",
+    "dq_unit_error",
+    "dq_translation_body",
+    "dq_translation",
+    "dq_from_quat_translation",
+    "dq_to_transform",
+    "dq_from_transform",
+    "dv_cross",
+    "dv_frame_change",
+    "dv_frame_change_inv",
+    "dq_adjoint",
+    "dq_left_matrix",
+    "dq_right_matrix",
+    "dq_log",
+    "dq_exp",
+    "dq_screw_exp",
+    "dq_screw_log",
+    "dq_pow",
+    "dq_sclerp",
+]

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _ufuncs as u
-from .checks import as_float_array, as_scalar_array, check_unit_dq
+from .checks import as_float_array, as_scalar_array, check_unit_dq, check_unit_vector
 
 __all__ = [
     "dq_screw_exp",
@@ -122,16 +122,13 @@ def dq_from_screw_parameters(
     ----------
     theta : (...) rotation angle [rad]
     d : (...) translation along the axis [m]
-    l : (..., 3) unit axis direction
+    l : (..., 3) unit axis direction (length within :data:`~dqspace.dq.checks.AXIS_TOL` of 1)
     m : (..., 3) axis moment [m], orthogonal to l
     """
     theta = as_scalar_array(theta, "theta")
     d = as_scalar_array(d, "d")
-    l = as_float_array(l, "l", (3,))
+    l = check_unit_vector(as_float_array(l, "l", (3,)), "l", normalize=False)
     m = as_float_array(m, "m", (3,))
-    nl = np.linalg.norm(l, axis=-1)
-    if np.any(np.abs(nl - 1.0) > 1e-9):
-        raise ValueError(f"l must be a unit vector, got |l| = {nl}")
     x = np.concatenate(
         [0.5 * theta[..., None] * l, 0.5 * (d[..., None] * l + theta[..., None] * m)], axis=-1
     )

@@ -24,8 +24,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._jit import compiled
+from ..dq import dq_mul, dq_screw_log, quat_log, quat_mul
 from . import _state
 from . import kernels as K
+from .dynamics import forward_dynamics
 from .kernels import sim as _sim
 from .model import Model
 
@@ -82,8 +84,6 @@ def _positive_int(x, name):
 
 def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> NDArray[np.float64]:
     """The velocity v with ``integrate(model, q0, v, 1) == q1`` (the manifold logarithm)."""
-    from ..dq import dq_mul, dq_screw_log, quat_log, quat_mul
-
     q0 = _state.configuration(model, q0, "q0")
     q1 = _state.configuration(model, q1, "q1")
     v = np.zeros(model.nv)
@@ -122,8 +122,6 @@ def state_derivative(
     f_ext: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(v, a)``: the rates of the state; a from the forward dynamics."""
-    from .dynamics import forward_dynamics
-
     tau = np.zeros(model.nv) if tau is None else tau
     return np.asarray(v, float).copy(), forward_dynamics(model, q, v, tau, f_ext)
 
@@ -282,8 +280,6 @@ def simulate_adaptive(
     (re-anchoring keeps theta small), so the base pose stays a unit dual
     quaternion.  Returns the states at ``t_eval`` (default: 101 points).
     """
-    from .dynamics import forward_dynamics
-
     q_ref = _state.configuration(model, q0, "q0").copy()
     v = _state.vector(v0, "v0", model.nv).copy()
     if len(t_span) != 2:

@@ -15,9 +15,16 @@ from enum import Enum
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq import dq_mul, frame_change, frame_change_inv, rotation_matrix_from_dq
+from ..dq import (
+    dq_mul,
+    frame_change,
+    frame_change_inv,
+    rotation_matrix_from_dq,
+    translation_from_dq,
+)
 from . import _state
 from . import kernels as K
+from .dynamics import mass_matrix
 from .model import Model
 
 __all__ = [
@@ -208,8 +215,6 @@ def generalized_jacobian(
     ``M_bb v_b + M_bm qdot = 0``; the frame's twist is then ``J* qdot`` with
     ``J* = J_m - J_b M_bb^-1 M_bm``.
     """
-    from .dynamics import mass_matrix
-
     J_b, J_m = floating_base_jacobians(model, q, frame, reference)
     M = mass_matrix(model, q)
     return J_m - J_b @ np.linalg.solve(M[:6, :6], M[:6, 6:])
@@ -219,8 +224,6 @@ def center_of_mass(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """System centre of mass in the inertial frame (3,) [m]."""
     kin = forward_kinematics(model, q)
     R = rotation_matrix_from_dq(kin.pose)
-    from ..dq import translation_from_dq
-
     r = translation_from_dq(kin.pose) + np.einsum("kij,kj->ki", R, model.com)
     return (model.mass[:, None] * r).sum(axis=0) / model.total_mass
 

@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..dq import dq_from_quat_translation, dq_identity, dq_unit_error
+from ..dq.checks import check_unit_vector
 from .kernels.layout import (
     AXIS,
     COM,
@@ -402,12 +403,7 @@ class Model:
             if t == JointType.FREE and k != 0:
                 raise ValueError(f"body {name!r}: only the root may have a FREE joint")
             if t in (JointType.REVOLUTE, JointType.PRISMATIC):
-                ax = self.joint_axis[k]
-                if not np.all(np.isfinite(ax)) or abs(np.linalg.norm(ax) - 1.0) > 1e-9:
-                    raise ValueError(
-                        f"body {name!r}: joint axis must be a unit vector, got {ax.tolist()} "
-                        f"(norm {np.linalg.norm(ax):.12g})"
-                    )
+                check_unit_vector(self.joint_axis[k], f"body {name!r}: joint axis")
             _check_pose(f"body {name!r}: joint placement", self.joint_placement[k])
             _check_inertia(name, self.mass[k], self.com[k], self.inertia_com[k])
         if not np.all(np.isfinite(self.gravity)):

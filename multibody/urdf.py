@@ -27,8 +27,8 @@ Geometry and inertia
 * A joint ``<origin xyz rpy>`` becomes its placement (P4)
   ``q^ = q + eps 1/2 r o q`` with the fixed-axis roll-pitch-yaw rotation
   ``R = Rz(yaw) Ry(pitch) Rx(roll)``.  ``<axis>`` defaults to ``(1, 0, 0)``; it
-  must be a unit vector to 1e-9 (it is then normalised to machine precision,
-  as Pinocchio does): write its components with enough digits.
+  must be a unit vector to :data:`dqspace.dq.AXIS_TOL` = 1e-9 (it is then normalised
+  to machine precision, as Pinocchio does): write its components with enough digits.
 * ``<inertial>``: mass [kg]; ``<inertia>`` [kg m^2] about the centre of mass in
   the axes of the inertial ``<origin>``, whose ``xyz`` is the centre of mass in
   the link frame and whose ``rpy`` rotates the tensor into the link axes:
@@ -84,6 +84,7 @@ from ..dq import (
     rotation_matrix_from_quat,
     translation_from_dq,
 )
+from ..dq.checks import check_unit_vector
 from .model import (
     Body,
     Frame,
@@ -104,8 +105,6 @@ _JOINT_TYPES = {
     "fixed": JointType.FIXED,
 }
 _UNSUPPORTED = ("floating", "planar")
-#: Accepted distance of a joint axis from unit length.
-AXIS_TOL = 1e-9
 #: A URDF number: optional sign, ASCII digits with an optional decimal point, optional exponent.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NONFINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
@@ -240,13 +239,7 @@ def _parse_joint(el, links):
         a_el = el.find("axis")
         if a_el is not None:
             axis = _floats(a_el.get("xyz", "1 0 0"), 3, f"{what} <axis xyz>")
-        n = float(np.linalg.norm(axis))
-        if abs(n - 1.0) > AXIS_TOL:
-            raise ValueError(
-                f"{what}: axis {axis.tolist()} is not a unit vector (norm {n:.12g}); "
-                "give a unit axis with all its digits"
-            )
-        axis = axis / n
+        axis = check_unit_vector(axis, f"{what}: axis")  # then normalised, as Pinocchio does
     return _UJoint(name, jt, ends["parent"], ends["child"], dq_from_quat_translation(q, r), axis)
 
 

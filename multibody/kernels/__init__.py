@@ -40,9 +40,10 @@ Public kernels (module: name)
 :mod:`.articulated`
     ``aba(ints, reals, gravity, q, v, tau, fext, a) -> bool``, ``aba_wrenches(..., a,
     wrench)``, ``aba_checked`` / ``aba_wrenches_checked`` (the same behind compiled input
-    checks; return 0 ok, 1 bad input, 2 not positive-definite), ``mixed(ints, reals,
-    gravity, q, v, prescribed, a_in, tau_in, fext, a, tau) -> bool``,
+    checks; return 0 ok, 1 bad input, 2 not positive-definite),
     ``split_wrenches(ints, reals, wrench, actuation, constraint, tau)``.
+:mod:`.mixed_problem`
+    ``mixed(ints, reals, gravity, q, v, prescribed, a_in, tau_in, fext, a, tau) -> bool``.
 :mod:`.configuration`
     ``integrate(ints, q, v, dt, out)``: ``out = q (+) v dt``;
     ``config_error(ints, q) -> (worst, body)``; ``dexpinv(ints, theta, v, out)``.
@@ -61,9 +62,10 @@ Public kernels (module: name)
     ``SINGULAR``, ``NONFINITE``).
 
 Where each pass is: ``forward_dynamics`` (:mod:`dqspace.multibody.dynamics`) calls
-:func:`aba`, whose passes ``_velocities``, ``_articulated``, ``_accelerations`` are in
-:mod:`.articulated`; ``inverse_dynamics`` calls :func:`rnea` (:mod:`.newton_euler`), whose
-base-to-tip pass is ``_forward_pass`` (:mod:`.kinematics`).
+:func:`aba`, whose passes ``velocity_pass``, ``_articulated``, ``_accelerations`` are in
+:mod:`.articulated` (:func:`mixed`, in :mod:`.mixed_problem`, runs the same velocity pass);
+``inverse_dynamics`` calls :func:`rnea` (:mod:`.newton_euler`), whose base-to-tip pass is
+``_forward_pass`` (:mod:`.kinematics`).
 """
 
 from . import layout, orbit, sim
@@ -72,7 +74,6 @@ from .articulated import (
     aba_checked,
     aba_wrenches,
     aba_wrenches_checked,
-    mixed,
     split_wrenches,
 )
 from .configuration import config_error, dexpinv, integrate
@@ -82,6 +83,7 @@ from .kinematics import body_motions, poses
 from .layout import CRBA_WIDTH, FIXED, FREE, PRISMATIC, REVOLUTE, RNEA_WIDTH, SPHERICAL
 from .linalg import cholesky, cholesky_solve
 from .mass_matrix import crba, forward_dynamics_matrix
+from .mixed_problem import mixed
 from .momentum import kinetic_energy, system_momentum
 from .newton_euler import rnea
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from dqspace.actuators import allocation
+from dqspace.actuators import allocation, allocation_kernels
 from dqspace.actuators.allocation import AllocationStatus, Allocator
 from dqspace.actuators.thrusters import Thruster, ThrusterFault, ThrusterSet, paper_thruster_set
 
@@ -437,9 +437,10 @@ def test_fast_path_iteration_limit_is_a_solver_error(fast, thrusters, monkeypatc
 
 def test_fast_path_bad_optimal_answer_is_rejected(fast, thrusters, monkeypatch):
     # compiled code binds the simplex when it is compiled: run the kernel's Python source
-    monkeypatch.setattr(allocation, "allocate_kernel", allocation.allocate_kernel.py_func)
+    # (allocation_kernels' globals), with a simplex that answers outside the bounds
+    monkeypatch.setattr(allocation, "allocate_kernel", allocation_kernels.allocate_kernel.py_func)
     monkeypatch.setattr(
-        allocation, "_bounded_simplex", lambda A, b, c, lo, hi, it, tol: (hi.copy(), 0, 1)
+        allocation_kernels, "bounded_simplex", lambda A, b, c, lo, hi, it, tol: (hi.copy(), 0, 1)
     )
     r = fast.allocate(D_OK)
     assert r.status is AllocationStatus.SOLVER_ERROR and "failed the re-check" in r.message

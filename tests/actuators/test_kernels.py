@@ -19,12 +19,8 @@ from dqspace.actuators import (
     steer,
 )
 from dqspace.actuators import kernels as K
-from dqspace.actuators.reaction_wheels import (
-    MomentumManager,
-    distribute,
-    orthogonal_wheels,
-    pyramid_wheels,
-)
+from dqspace.actuators.reaction_wheels import orthogonal_wheels, pyramid_wheels
+from dqspace.actuators.wheel_control import MomentumManager, distribute
 
 EPS = np.finfo(float).eps
 

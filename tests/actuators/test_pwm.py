@@ -70,7 +70,7 @@ def test_plain_pwm_rounds_to_the_nearest_bit():
 
 def test_schmitt_trigger_hysteresis_table():
     """A command hovering below one bit: on at >= 0.75 bit, off below 0.25 bit."""
-    ts = paper_thruster_set()  # 10 N, 0.1 N s: one bit = 1 N mean thrust over 0.1 s
+    ts = paper_thruster_set(min_impulse_bit=0.1)  # 10 N: one bit = 1 N mean over 0.1 s
     frac = [0.5, 0.8, 0.5, 0.3, 0.2, 0.5, 0.74, 0.75, 1.0, 0.0, 0.3]
     fires = [0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0]  # from the definition
     plain = [1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0]  # rounding at half a bit

@@ -6,15 +6,14 @@ import pytest
 from scipy.optimize import lsq_linear
 
 from dqspace.actuators.reaction_wheels import (
-    MomentumManager,
     ReactionWheel,
     WheelArray,
     attach_wheels,
-    distribute,
     motor_torque_limits,
     orthogonal_wheels,
     pyramid_wheels,
 )
+from dqspace.actuators.wheel_control import MomentumManager, distribute
 from dqspace.multibody import Body, Joint, JointType, Model, momentum, simulate_rk4
 
 

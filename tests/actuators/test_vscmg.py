@@ -16,9 +16,9 @@ from dqspace.actuators.vscmg import (
     TABLE4_MASS,
     VSCMG,
     VSCMGCluster,
-    attach_cluster,
     pyramid_cluster,
 )
+from dqspace.actuators.vscmg_multibody import attach_cluster
 from dqspace.dq import dq_identity
 from dqspace.multibody import Body, Joint, JointType, Model, momentum
 

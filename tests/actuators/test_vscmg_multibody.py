@@ -7,7 +7,8 @@ import pytest
 
 from dqspace.actuators.servo import ServoGains, servo_controller, servo_torques
 from dqspace.actuators.steering import SteeringLaw, steer
-from dqspace.actuators.vscmg import attach_cluster, pyramid_cluster
+from dqspace.actuators.vscmg import pyramid_cluster
+from dqspace.actuators.vscmg_multibody import attach_cluster
 from dqspace.dq import (
     dq_conj,
     dq_identity,

@@ -14,6 +14,7 @@ from dqspace.control import (
     IIWA_LEMNISCATE_SEED,
     IKStatus,
     Lemniscate,
+    ik,
     solve_ik,
 )
 from dqspace.dq import dq_from_quat_translation, dq_mul
@@ -149,6 +150,21 @@ def test_limits_shape_is_checked(robot):
 def test_limits_order_is_checked(robot):
     with pytest.raises(ValueError, match="lower <= upper"):
         solve_ik(robot, np.eye(8)[0], np.zeros(7), limits=LIMITS[:, ::-1])
+
+
+def test_joint_limits_and_status_codes_are_public_and_the_old_names_alias_them():
+    lo, hi = ik.joint_limits(LIMITS, 7)
+    np.testing.assert_array_equal(lo, LIMITS[:, 0])
+    np.testing.assert_array_equal(hi, LIMITS[:, 1])
+    assert lo.flags.writeable and not np.shares_memory(lo, LIMITS)
+    lo, hi = ik.joint_limits(None, 3)
+    assert np.all(lo == -np.inf) and np.all(hi == np.inf) and lo.shape == (3,)
+    with pytest.raises(ValueError, match="lower <= upper"):
+        ik.joint_limits([[0.0, np.nan]], 1)
+    codes = (ik.IK_CONVERGED, ik.IK_STALLED, ik.IK_MAX_ITERATIONS)
+    assert [ik.IK_STATUSES[c] for c in codes] == list(IKStatus)
+    # kept while control.arm and control.flight.law import them
+    assert ik._STATUS is ik.IK_STATUSES and ik._limits is ik.joint_limits
 
 
 def test_posture_pulls_in_the_null_space_only(robot, rng):

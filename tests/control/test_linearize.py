@@ -464,3 +464,10 @@ def test_station_keeping_feedback_rejects_bad_parts(robot, held):
     other = JointComputedTorque(models.space_manipulator(), JointGains(1.0, 1.0))
     with pytest.raises(ValueError, match="must act on the same model"):
         StationKeepingFeedback(base, other, q0[:8], q0[8:])
+
+
+def test_the_linear_model_lives_in_its_own_module_and_is_re_exported():
+    linear_model = importlib.import_module("dqspace.control.linear_model")
+    linearize_module = importlib.import_module("dqspace.control.linearize")
+    assert LinearModel is linear_model.LinearModel is linearize_module.LinearModel
+    assert "LinearModel" in linear_model.__all__

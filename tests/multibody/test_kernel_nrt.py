@@ -13,6 +13,7 @@ from numba import njit
 
 from dqspace.multibody import inverse_dynamics, mass_matrix, models
 from dqspace.multibody.kernels import articulated as A
+from dqspace.multibody.kernels import mixed_problem as MX
 from dqspace.multibody.kernels import sim as S
 from dqspace.multibody.kernels.kinematics import _twist_step
 from dqspace.multibody.kernels.layout import CRBA_WIDTH, RNEA_WIDTH
@@ -48,7 +49,8 @@ def test_passes_compile_without_reference_counting_or_allocation(rng):
     v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
     tau = inverse_dynamics(model, q, v, a)  # compiles _rnea and _crba (or loads them)
     M = mass_matrix(model, q)
-    for kernel in (_rnea, _crba, _twist_step, A._velocities, A._articulated, S._rk4):
+    passes = (A.velocity_pass, A._articulated, MX._mixed_articulated, MX._mixed_accelerations)
+    for kernel in (_rnea, _crba, _twist_step, *passes, S._rk4):
         assert kernel.targetoptions.get("_nrt") is False, kernel.__name__
     # fresh copies of the two passes with the option (a cached kernel keeps no IR)
     rnea = njit(_nrt=False)(_rnea.py_func)

@@ -104,7 +104,8 @@ MODEL_ERRORS = {
     ),
     "non_unit_axis": (
         lambda: Model.build(_with(2, joint=dict(axis=np.array([0.0, 0.0, 1.001])))),
-        r"body 'link2': joint axis must be a unit vector, got \[0.0, 0.0, 1.001\]",
+        r"body 'link2': joint axis must be a unit vector, got \[0.0, 0.0, 1.001\] "
+        r"\(norm 1.001, accepted within 1e-09 of 1\); normalise it",
     ),
     "zero_axis": (
         lambda: Model.build(_with(2, joint=dict(axis=np.zeros(3)))),
@@ -112,7 +113,7 @@ MODEL_ERRORS = {
     ),
     "non_finite_axis": (
         lambda: Model.build(_with(2, joint=dict(axis=np.array([np.nan, 0.0, 1.0])))),
-        r"body 'link2': joint axis must be a unit vector, got \[nan",
+        r"body 'link2': joint axis must be a finite 3-vector, got array\(\[nan",
     ),
     "non_unit_placement": (
         lambda: Model.build(_with(4, joint=dict(placement=2.0 * dq_identity()))),
