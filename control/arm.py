@@ -39,7 +39,15 @@ from ..dq.kernels import dq_mul, dv_frame_change
 from ..multibody import Model, frame_pose
 from ..multibody.kernels import body_motions, crba, frame_jacobian, poses, rnea
 from ..multibody.kinematics import frame_target
-from .ik import _STATUS, LIMIT_TOL, IKResult, _limits, arm_coordinates, ik_kernel, right_inverse
+from .ik import (
+    IK_STATUSES,
+    LIMIT_TOL,
+    IKResult,
+    arm_coordinates,
+    ik_kernel,
+    joint_limits,
+    right_inverse,
+)
 from .pd import State, checked_state
 from .pose_error import PoseError, pose_error_kernel
 from .trajectories import JointReference, PoseReference
@@ -286,7 +294,7 @@ class ArmController:
         """The :data:`ArmLawParams` of this controller as it is now (for the kernels)."""
         m, n = self.model, self.law.n
         ints, reals = m.packed
-        lo, hi = _limits(self.limits, n)
+        lo, hi = joint_limits(self.limits, n)
         posture = self.posture
         return ArmLawParams(
             ints, reals, m.gravity, m.floating, m.neutral_configuration(), self.law._q0,
@@ -310,7 +318,7 @@ class ArmController:
             P, self.seed, reference.pose, reference.twist, reference.acc, q_r, v_r, a_r, e, J
         )
         at_limit = (q_r <= P.lo + LIMIT_TOL) | (q_r >= P.hi - LIMIT_TOL)
-        ik = IKResult(q_r.copy(), _STATUS[code], e, it, at_limit, J)
+        ik = IKResult(q_r.copy(), IK_STATUSES[code], e, it, at_limit, J)
         return JointReference(q_r, v_r, a_r), ik
 
     def task_error(self, state: State, reference: PoseReference) -> PoseError:

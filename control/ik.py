@@ -160,11 +160,6 @@ def joint_limits(
     return L[:, 0].copy(), L[:, 1].copy()
 
 
-# The old private names, kept while control.arm and control.flight.law still import them.
-_STATUS = IK_STATUSES
-_limits = joint_limits
-
-
 def solve_ik(
     model: Model,
     target: ArrayLike,

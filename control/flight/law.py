@@ -60,7 +60,7 @@ from ..base import (
     pd_base_law_kernel,
     reaction_kernel,
 )
-from ..ik import _STATUS, LIMIT_TOL, IKResult
+from ..ik import IK_STATUSES, LIMIT_TOL, IKResult
 from ..pd import PDGains, State
 from ..pose_error import PoseError
 from ..trajectories import JointReference
@@ -251,7 +251,7 @@ def law_output(w: LawWork, P) -> LawOutput:
     """A :class:`LawOutput` (with the built-in controllers' commands) from a tick's
     :data:`LawWork`; ``P`` the arm's ``ArmLawParams`` (for the joints at a limit)."""
     ik = IKResult(
-        w.q_r.copy(), _STATUS[int(w.ik_info[0])], w.ik_e.copy(), int(w.ik_info[1]),
+        w.q_r.copy(), IK_STATUSES[int(w.ik_info[0])], w.ik_e.copy(), int(w.ik_info[1]),
         (w.q_r <= P.lo + LIMIT_TOL) | (w.q_r >= P.hi - LIMIT_TOL), w.J.copy(),
     )  # fmt: skip
     task = PoseError(w.ee_dq.copy(), w.ee_log.copy(), w.ee_twist.copy())

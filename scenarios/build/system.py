@@ -29,12 +29,12 @@ from numpy.typing import NDArray
 from ...actuators import (
     Allocator,
     ClusterModel,
+    MomentumManager,
     PulseModulator,
     SchmittTrigger,
     SteeringLaw,
     ThrusterSet,
 )
-from ...actuators import reaction_wheels as rw
 from ...control import ConstantPose
 from ...multibody import Body, Model, frame_pose
 from ..spec.config import ScenarioError
@@ -64,7 +64,7 @@ class System:
     base_reference: Any
     arm_info: ArmInfo | None = None
     wheel_model: Any = None  # actuators.wheels.WheelModel
-    momentum_manager: Any = None  # actuators.wheels.MomentumManager
+    momentum_manager: Any = None  # actuators.MomentumManager
     description: dict = field(default_factory=dict)  # what the manifest records
     thruster_H_true: NDArray[np.float64] | None = None  # the plant's (6, S), imperfections in
 
@@ -110,7 +110,7 @@ def build_system(cfg) -> System:
     manager = None
     if wm is not None and cfg["wheels"]["desaturation_gain"] > 0:
         w = cfg["wheels"]
-        manager = rw.MomentumManager(
+        manager = MomentumManager(
             wheels,
             gain=w["desaturation_gain"],
             start_fraction=w["desaturation_start"],

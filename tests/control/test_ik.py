@@ -152,7 +152,7 @@ def test_limits_order_is_checked(robot):
         solve_ik(robot, np.eye(8)[0], np.zeros(7), limits=LIMITS[:, ::-1])
 
 
-def test_joint_limits_and_status_codes_are_public_and_the_old_names_alias_them():
+def test_joint_limits_and_status_codes_are_public():
     lo, hi = ik.joint_limits(LIMITS, 7)
     np.testing.assert_array_equal(lo, LIMITS[:, 0])
     np.testing.assert_array_equal(hi, LIMITS[:, 1])
@@ -163,8 +163,6 @@ def test_joint_limits_and_status_codes_are_public_and_the_old_names_alias_them()
         ik.joint_limits([[0.0, np.nan]], 1)
     codes = (ik.IK_CONVERGED, ik.IK_STALLED, ik.IK_MAX_ITERATIONS)
     assert [ik.IK_STATUSES[c] for c in codes] == list(IKStatus)
-    # kept while control.arm and control.flight.law import them
-    assert ik._STATUS is ik.IK_STATUSES and ik._limits is ik.joint_limits
 
 
 def test_posture_pulls_in_the_null_space_only(robot, rng):
