@@ -50,6 +50,8 @@ from .vscmg import (
     PYRAMID_SKEW,
     VSCMG,
     VSCMGCluster,
+    VSCMGGeometry,
+    empty_geometry,
     pyramid_cluster,
 )
 from .vscmg_multibody import ClusterIndex, ClusterModel, ClusterState, attach_cluster
@@ -83,6 +85,8 @@ __all__ = [
     "ThrusterSet",
     "VSCMG",
     "VSCMGCluster",
+    "VSCMGGeometry",
+    "empty_geometry",
     "Valves",
     "ValveWindows",
     "WheelArray",

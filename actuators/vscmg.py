@@ -45,6 +45,7 @@ torque of the wheel momentum.  The paper neglects ``B gamma_ddot`` in (41).
 """
 
 import math
+from collections import namedtuple
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -66,6 +67,8 @@ __all__ = [
     "MOUNT_RADIUS",
     "VSCMG",
     "VSCMGCluster",
+    "VSCMGGeometry",
+    "empty_geometry",
     "Axes",
     "VSCMGMatrices",
     "pyramid_cluster",
@@ -73,6 +76,20 @@ __all__ = [
     "vscmg_axes",
     "vscmg_matrices",
 ]
+
+#: A cluster's geometry as the kernels read it (declared once; :attr:`VSCMGCluster.geometry`):
+#: ``A_g0``, ``A_s0``, ``A_t0`` (3, K) the gimbal, spin and transverse axes at gamma = 0
+#: (base coordinates); ``I_cg``, ``I_ws``, ``I_s``, ``I_t`` (K,) the moments [kg m^2] of
+#: :class:`VSCMGCluster`.
+VSCMGGeometry = namedtuple("VSCMGGeometry", ["A_g0", "A_s0", "A_t0", "I_cg", "I_ws", "I_s", "I_t"])
+
+
+def empty_geometry() -> VSCMGGeometry:
+    """The :data:`VSCMGGeometry` of no VSCMG (K = 0)."""
+    return VSCMGGeometry(
+        *(np.zeros((3, 0) if f.startswith("A_") else 0) for f in VSCMGGeometry._fields)
+    )
+
 
 #: Rotor mass [kg], paper Table 4 (a steel cylinder of radius 0.1 m and height 0.1 m).
 TABLE4_MASS = 24.66
@@ -401,6 +418,13 @@ class VSCMGCluster:
 
     def __repr__(self) -> str:
         return f"VSCMGCluster(K={self.K})"
+
+    @property
+    def geometry(self) -> VSCMGGeometry:
+        """The cluster's :data:`VSCMGGeometry` (fresh C-contiguous arrays)."""
+        return VSCMGGeometry(
+            *(np.ascontiguousarray(getattr(self, f), dtype=float) for f in VSCMGGeometry._fields)
+        )
 
     @property
     def nominal_momentum(self) -> float:

@@ -86,12 +86,13 @@ def _time_law(A, seed, B, ff, Q, V, nq_c, nv_c, arm_ref, base_ref, w):
 @njit(cache=True)
 def _time_allocation(P, demand, sigma):
     info = np.empty(ALLOC_INFO_SIZE)
-    m = P.H_rows.shape[0]
+    T, A = P.thrusters, P.allocation
+    m = A.H_rows.shape[0]
     for k in range(demand.shape[0]):
         allocate_kernel(
-            P.H_rows, P.effectiveness, P.fixed_thrust, demand[k, :m], P.command_lower,
-            P.command_upper, P.weights, P.residual_weights, P.alloc_tol, P.lp_max_iter,
-            P.lsq_max_iter, sigma, info,
+            A.H_rows, T.effectiveness, T.fixed_thrust, demand[k, :m], T.command_lower,
+            T.command_upper, A.weights, A.residual_weights, A.tol, A.lp_max_iter,
+            A.lsq_max_iter, sigma, info,
         )  # fmt: skip
 
 
@@ -101,9 +102,10 @@ def _time_pwm(P, sigma):
     firing, carry = np.zeros(S, dtype=np.bool_), np.zeros(S)
     on, imp, f2, c2 = np.empty(S), np.empty(S), np.empty(S, dtype=np.bool_), np.empty(S)
     for k in range(sigma.shape[0]):
+        M = P.pulses
         modulate_kernel(
-            sigma[k], P.sigma_max, P.min_impulse_bit, P.period, P.on_fraction,
-            P.off_fraction, P.quantum, P.error_feedback, firing, carry, on, imp, f2, c2,
+            sigma[k], P.thrusters.sigma_max, M.min_impulse_bit, P.period, M.on_fraction,
+            M.off_fraction, M.quantum, M.error_feedback, firing, carry, on, imp, f2, c2,
         )  # fmt: skip
         firing[:] = f2
         carry[:] = c2
@@ -115,11 +117,12 @@ def _time_steering(P, gimbal, speed, rate, tau, t):
     Bm, C, E, d = np.empty((3, K)), np.empty((3, K)), np.empty((3, K)), np.empty(3)
     gr, wa, err = np.empty(K), np.empty(K), np.empty(3)
     for k in range(gimbal.shape[0]):
+        g = P.vscmg.geometry
         vscmg_matrices(
-            P.A_g0, P.A_s0, P.A_t0, P.I_cg, P.I_ws, P.I_s, P.I_t, gimbal[k], speed[k],
+            g.A_g0, g.A_s0, g.A_t0, g.I_cg, g.I_ws, g.I_s, g.I_t, gimbal[k], speed[k],
             rate[k], Bm, C, E, d,
         )  # fmt: skip
-        steer_kernel(P.steering, C, E, tau[k] - d, t[k], gr, wa, err)
+        steer_kernel(P.vscmg.steering, C, E, tau[k] - d, t[k], gr, wa, err)
 
 
 @njit(cache=True)

@@ -47,6 +47,14 @@ from ...actuators.kernels import (
 
 __all__ = [
     "ActuationParams",
+    "ThrusterParams",
+    "AllocationParams",
+    "PulseParams",
+    "VSCMGParams",
+    "WheelParams",
+    "thruster_stage",
+    "vscmg_stage",
+    "wheel_stage",
     "ActuationState",
     "ActuationWork",
     "actuation_work",
@@ -59,38 +67,53 @@ __all__ = [
 #: Thruster modes (``thrusters.mode``): the thrusters take the force, or the whole wrench.
 FORCE, WRENCH = 0, 1
 
-#: What :func:`actuation_kernel` reads (constant over a run, except the thrusters' health
-#: fields, which a fault changes between ticks).
-#:
-#: * timing: ``period`` [s], ``dt`` [s] (the dynamics step), ``steps`` (per period);
-#: * thrusters (S of them; S = 0 without): ``mode``, ``H`` (6, S) nominal ``[d; r x d]``,
-#:   ``sigma_min``, ``sigma_max`` (S,) [N], the health ``effectiveness``, ``fixed_thrust``
-#:   [N], ``command_lower``, ``command_upper`` [N] (S,), the fast allocation's ``H_rows``
-#:   (3 or 6, S) (the rows of H matched), ``weights`` (S,), ``residual_weights`` (3 or 6,),
-#:   ``alloc_tol``, ``lp_max_iter``, ``lsq_max_iter``
-#:   (:func:`~dqspace.actuators.kernels.allocate_kernel`), and the pulse modulation:
-#:   ``pwm`` (bool), ``min_impulse_bit`` (S,) [N s], ``on_fraction``, ``off_fraction``
-#:   (Schmitt trigger; 0.5, 0.5 for rounding), ``quantum`` [s],
-#:   ``error_feedback`` (bool);
-#: * VSCMGs (K of them): ``A_g0``, ``A_s0``, ``A_t0`` (3, K), ``I_cg``, ``I_ws``, ``I_s``,
-#:   ``I_t`` (K,) [kg m^2], ``steering`` (:data:`~dqspace.actuators.kernels.SteeringParams`);
-#: * reaction wheels (W of them): ``rw_A`` (3, W) spin axes, ``rw_I_s`` (W,) [kg m^2],
-#:   ``rw_max_torque`` [N m], ``rw_max_speed`` [rad/s] (W,); momentum dumping: ``dumping``
-#:   (bool), ``dump_gain`` [1/s], ``dump_start``, ``dump_stop`` (fractions of the speed
-#:   limit).
+#: The thrusters as the flight software knows them (S of them; S = 0 without): ``mode``
+#: (:data:`FORCE` or :data:`WRENCH`), ``H`` (6, S) nominal ``[d; r x d]``, ``sigma_min``,
+#: ``sigma_max`` (S,) [N], and their health, which a fault changes between ticks:
+#: ``effectiveness``, ``fixed_thrust`` [N], ``command_lower``, ``command_upper`` [N] (S,).
+ThrusterParams = namedtuple(
+    "ThrusterParams",
+    ["mode", "H", "sigma_min", "sigma_max", "effectiveness", "fixed_thrust", "command_lower",
+     "command_upper"],
+)  # fmt: skip
+
+#: The fast allocation (:func:`~dqspace.actuators.kernels.allocate_kernel`): ``H_rows``
+#: (3 or 6, S) the rows of H matched, ``weights`` (S,), ``residual_weights`` (3 or 6,),
+#: ``tol``, ``lp_max_iter``, ``lsq_max_iter``.
+AllocationParams = namedtuple(
+    "AllocationParams",
+    ["H_rows", "weights", "residual_weights", "tol", "lp_max_iter", "lsq_max_iter"],
+)
+
+#: The pulse modulation: ``pwm`` (bool; False: continuous thrust held over the period),
+#: ``min_impulse_bit`` (S,) [N s], ``on_fraction``, ``off_fraction`` (Schmitt trigger; 0.5,
+#: 0.5 for rounding), ``quantum`` [s], ``error_feedback`` (bool).
+PulseParams = namedtuple(
+    "PulseParams",
+    ["pwm", "min_impulse_bit", "on_fraction", "off_fraction", "quantum", "error_feedback"],
+)
+
+#: The VSCMG cluster (K of them): its ``geometry``
+#: (:data:`~dqspace.actuators.vscmg.VSCMGGeometry`) and its ``steering`` law
+#: (:data:`~dqspace.actuators.kernels.SteeringParams`).
+VSCMGParams = namedtuple("VSCMGParams", ["geometry", "steering"])
+
+#: The reaction wheels (W of them): ``A`` (3, W) spin axes, ``I_s`` (W,) [kg m^2],
+#: ``max_torque`` [N m], ``max_speed`` [rad/s] (W,); momentum dumping: ``dumping`` (bool),
+#: ``dump_gain`` [1/s], ``dump_start``, ``dump_stop`` (fractions of the speed limit).
+WheelParams = namedtuple(
+    "WheelParams",
+    ["A", "I_s", "max_torque", "max_speed", "dumping", "dump_gain", "dump_start", "dump_stop"],
+)
+
+#: What :func:`actuation_kernel` reads: the timing ``period`` [s], ``dt`` [s] (the
+#: dynamics step), ``steps`` (per period), and one block per device: ``thrusters``
+#: (:data:`ThrusterParams`), ``allocation`` (:data:`AllocationParams`), ``pulses``
+#: (:data:`PulseParams`), ``vscmg`` (:data:`VSCMGParams`), ``wheels`` (:data:`WheelParams`).
 ActuationParams = namedtuple(
     "ActuationParams",
-    [
-        "period", "dt", "steps",
-        "mode", "H", "sigma_min", "sigma_max", "effectiveness", "fixed_thrust",
-        "command_lower", "command_upper", "H_rows", "weights", "residual_weights",
-        "alloc_tol", "lp_max_iter", "lsq_max_iter",
-        "pwm", "min_impulse_bit", "on_fraction", "off_fraction", "quantum", "error_feedback",
-        "A_g0", "A_s0", "A_t0", "I_cg", "I_ws", "I_s", "I_t", "steering",
-        "rw_A", "rw_I_s", "rw_max_torque", "rw_max_speed",
-        "dumping", "dump_gain", "dump_start", "dump_stop",
-    ],
-)  # fmt: skip
+    ["period", "dt", "steps", "thrusters", "allocation", "pulses", "vscmg", "wheels"],
+)
 
 #: What carries over from one tick to the next: ``firing`` (S,) bool, which thrusters
 #: fired in the last period; ``carry`` (S,) the impulse still owed [N s] (error feedback);
@@ -131,14 +154,15 @@ def actuation_work(S: int, K: int, W: int) -> ActuationWork:
 def demand_kernel(P, st, wrench, rw_speed, w):
     """Steps 1 and the first half of 2 of the module docstring: the momentum-dumping torque
     ``w.dump`` (3,) (the hysteresis state ``st.dump_active`` advances) and the thrusters'
-    demand ``w.demand`` (its first ``P.H_rows.shape[0]`` entries: the force, then the
-    dumping torque with wheels or the wrench's torque)."""
-    W = P.rw_A.shape[1]
+    demand ``w.demand`` (its first ``P.allocation.H_rows.shape[0]`` entries: the force,
+    then the dumping torque with wheels or the wrench's torque)."""
+    R = P.wheels
+    W = R.A.shape[1]
     w.dump[:] = 0.0
-    if W > 0 and P.dumping:
+    if W > 0 and R.dumping:
         momentum_dump_kernel(
-            P.rw_A, P.rw_I_s, P.rw_max_speed, P.dump_gain, P.dump_start, P.dump_stop,
-            rw_speed, np.zeros(3), st.dump_active, w.dump,
+            R.A, R.I_s, R.max_speed, R.dump_gain, R.dump_start, R.dump_stop, rw_speed,
+            np.zeros(3), st.dump_active, w.dump,
         )  # fmt: skip
     for j in range(3):
         w.demand[j] = wrench[j]
@@ -162,66 +186,79 @@ def actuation_kernel(P, st, t, wrench, gimbal, vscmg_speed, rw_speed, base_rate,
         ``w.alloc_info`` hold another allocator's answer
     w : ActuationWork, ``dump`` and ``demand`` from :func:`demand_kernel`; the rest written
     """
-    S = P.H.shape[1]
-    K = P.A_g0.shape[1]
-    W = P.rw_A.shape[1]
-    # ---- thrusters
+    thruster_stage(P.thrusters, P.allocation, P.pulses, P.period, P.dt, P.steps, st, allocate, w)
+    for j in range(3):  # the VSCMGs: the torque the thrusters do not deliver
+        w.tau_v[j] = wrench[3 + j] - w.w_thr[3 + j]
+    K = vscmg_stage(P.vscmg, t, gimbal, vscmg_speed, base_rate, w)
+    # the wheels: what the VSCMGs could not deliver (all of it without VSCMGs)
+    wheel_stage(P.wheels, P.period, w.steer_err if K > 0 else w.tau_v, rw_speed, base_rate, w)
+
+
+@njit(cache=True)
+def thruster_stage(T, A, M, period, dt, steps, st, allocate, w):
+    """The thrusters' part of :func:`actuation_kernel`: the allocation of ``w.demand``
+    (with ``allocate``), the pulse modulation, the levels while on and off and the mean
+    nominal wrench ``w.w_thr`` over the period; ``T``, ``A``, ``M`` the
+    :data:`ThrusterParams`, :data:`AllocationParams`, :data:`PulseParams`."""
+    S = T.H.shape[1]
     w.w_thr[:] = 0.0
     if S == 0:
         w.alloc_info[0] = -1.0
         w.alloc_info[1] = 0.0
-    elif allocate:
-        m = P.H_rows.shape[0]
+        return
+    if allocate:
+        m = A.H_rows.shape[0]
         res = allocate_kernel(
-            P.H_rows, P.effectiveness, P.fixed_thrust, w.demand[:m], P.command_lower,
-            P.command_upper, P.weights, P.residual_weights, P.alloc_tol, P.lp_max_iter,
-            P.lsq_max_iter, w.sigma, np.empty(ALLOC_INFO_SIZE),
+            A.H_rows, T.effectiveness, T.fixed_thrust, w.demand[:m], T.command_lower,
+            T.command_upper, A.weights, A.residual_weights, A.tol, A.lp_max_iter,
+            A.lsq_max_iter, w.sigma, np.empty(ALLOC_INFO_SIZE),
         )  # fmt: skip
         w.alloc_info[0] = res[0]
         w.alloc_info[1] = res[2]
-    if S > 0:
-        zero = np.zeros(S)
-        delivered_thrust_kernel(
-            zero, P.sigma_min, P.sigma_max, P.effectiveness, P.fixed_thrust, w.off_level
-        )
-        if P.pwm:
-            on_time = np.empty(S)
-            impulse = np.empty(S)
-            firing = np.empty(S, dtype=np.bool_)
-            carry = np.empty(S)
-            cmd = np.empty(S)
-            for i in range(S):
-                cmd[i] = min(max(w.sigma[i], 0.0), P.sigma_max[i])
-            modulate_kernel(
-                cmd, P.sigma_max, P.min_impulse_bit, P.period, P.on_fraction, P.off_fraction,
-                P.quantum, P.error_feedback, st.firing, st.carry, on_time, impulse, firing,
-                carry,
-            )  # fmt: skip
-            st.firing[:] = firing
-            st.carry[:] = carry
-            for i in range(S):
-                w.n_on[i] = np.rint(on_time[i] / P.dt)
-            delivered_thrust_kernel(
-                P.sigma_max, P.sigma_min, P.sigma_max, P.effectiveness, P.fixed_thrust,
-                w.on_level,
-            )  # fmt: skip
-        else:  # continuous thrust held over the period
-            w.n_on[:] = P.steps
-            delivered_thrust_kernel(
-                w.sigma, P.sigma_min, P.sigma_max, P.effectiveness, P.fixed_thrust, w.on_level
-            )
+    zero = np.zeros(S)
+    delivered_thrust_kernel(
+        zero, T.sigma_min, T.sigma_max, T.effectiveness, T.fixed_thrust, w.off_level
+    )
+    if M.pwm:
+        on_time = np.empty(S)
+        impulse = np.empty(S)
+        firing = np.empty(S, dtype=np.bool_)
+        carry = np.empty(S)
+        cmd = np.empty(S)
         for i in range(S):
-            w.mean[i] = (w.on_level[i] * w.n_on[i] + w.off_level[i] * (P.steps - w.n_on[i])) / (
-                P.steps
-            )
-        for r in range(6):
-            s = 0.0
-            for i in range(S):
-                s += P.H[r, i] * w.mean[i]
-            w.w_thr[r] = s
-    # ---- VSCMGs: the torque the thrusters do not deliver
-    for j in range(3):
-        w.tau_v[j] = wrench[3 + j] - w.w_thr[3 + j]
+            cmd[i] = min(max(w.sigma[i], 0.0), T.sigma_max[i])
+        modulate_kernel(
+            cmd, T.sigma_max, M.min_impulse_bit, period, M.on_fraction, M.off_fraction,
+            M.quantum, M.error_feedback, st.firing, st.carry, on_time, impulse, firing, carry,
+        )  # fmt: skip
+        st.firing[:] = firing
+        st.carry[:] = carry
+        for i in range(S):
+            w.n_on[i] = np.rint(on_time[i] / dt)
+        delivered_thrust_kernel(
+            T.sigma_max, T.sigma_min, T.sigma_max, T.effectiveness, T.fixed_thrust, w.on_level
+        )
+    else:  # continuous thrust held over the period
+        w.n_on[:] = steps
+        delivered_thrust_kernel(
+            w.sigma, T.sigma_min, T.sigma_max, T.effectiveness, T.fixed_thrust, w.on_level
+        )
+    for i in range(S):
+        w.mean[i] = (w.on_level[i] * w.n_on[i] + w.off_level[i] * (steps - w.n_on[i])) / (steps)
+    for r in range(6):
+        s = 0.0
+        for i in range(S):
+            s += T.H[r, i] * w.mean[i]
+        w.w_thr[r] = s
+
+
+@njit(cache=True)
+def vscmg_stage(V, t, gimbal, vscmg_speed, base_rate, w):
+    """The VSCMGs' part of :func:`actuation_kernel`: ``w.tau_v`` less the cluster's
+    gyroscopic term, steered into gimbal rates and wheel accelerations (P42, P48); ``V`` a
+    :data:`VSCMGParams`.  Returns K."""
+    g = V.geometry
+    K = g.A_g0.shape[1]
     w.steer_err[:] = 0.0
     w.steer_info[:] = np.nan
     if K > 0:
@@ -230,26 +267,34 @@ def actuation_kernel(P, st, t, wrench, gimbal, vscmg_speed, rw_speed, base_rate,
         E = np.empty((3, K))
         d = np.empty(3)
         vscmg_matrices(
-            P.A_g0, P.A_s0, P.A_t0, P.I_cg, P.I_ws, P.I_s, P.I_t, gimbal, vscmg_speed,
+            g.A_g0, g.A_s0, g.A_t0, g.I_cg, g.I_ws, g.I_s, g.I_t, gimbal, vscmg_speed,
             base_rate, B, C, E, d,
         )  # fmt: skip
         info = steer_kernel(
-            P.steering, C, E, w.tau_v - d, t, w.gimbal_rate_cmd, w.wheel_accel_cmd,
+            V.steering, C, E, w.tau_v - d, t, w.gimbal_rate_cmd, w.wheel_accel_cmd,
             w.steer_err,
         )  # fmt: skip
         for j in range(7):
             w.steer_info[j] = info[j]
-    # ---- reaction wheels: what the VSCMGs did not deliver (plus the gyroscopic term)
-    if W > 0:
-        wanted = np.empty(3)
-        for j in range(3):  # with VSCMGs, only the torque they could not deliver
-            wanted[j] = w.steer_err[j] if K > 0 else w.tau_v[j]
-        h = np.empty(3)
-        wheel_momentum_kernel(P.rw_A, P.rw_I_s, rw_speed, base_rate, h)
-        wanted[0] += base_rate[1] * h[2] - base_rate[2] * h[1]
-        wanted[1] += base_rate[2] * h[0] - base_rate[0] * h[2]
-        wanted[2] += base_rate[0] * h[1] - base_rate[1] * h[0]
-        distribute_kernel(
-            P.rw_A, P.rw_I_s, P.rw_max_torque, P.rw_max_speed, wanted, rw_speed, P.period,
-            w.rw_cmd, w.rw_err, w.rw_saturated,
-        )  # fmt: skip
+    return K
+
+
+@njit(cache=True)
+def wheel_stage(R, period, torque, rw_speed, base_rate, w):
+    """The reaction wheels' part of :func:`actuation_kernel`: ``torque`` (3,) [N m] plus the
+    compensation of the wheels' momentum turning with the base, distributed over the wheels
+    (motor torques ``w.rw_cmd``); ``R`` a :data:`WheelParams`."""
+    if R.A.shape[1] == 0:
+        return
+    wanted = np.empty(3)
+    for j in range(3):
+        wanted[j] = torque[j]
+    h = np.empty(3)
+    wheel_momentum_kernel(R.A, R.I_s, rw_speed, base_rate, h)
+    wanted[0] += base_rate[1] * h[2] - base_rate[2] * h[1]
+    wanted[1] += base_rate[2] * h[0] - base_rate[0] * h[2]
+    wanted[2] += base_rate[0] * h[1] - base_rate[1] * h[0]
+    distribute_kernel(
+        R.A, R.I_s, R.max_torque, R.max_speed, wanted, rw_speed, period, w.rw_cmd, w.rw_err,
+        w.rw_saturated,
+    )  # fmt: skip

@@ -70,8 +70,8 @@ class FlightSoftware:
         self.index, self.law, self.trajectory = index, law, trajectory
         self.base_reference = base_reference
         model = law.base.model if hasattr(law.base, "model") else None
-        n, S = index.arm_v.shape[0], actuation.H.shape[1]
-        K, W = actuation.A_g0.shape[1], actuation.rw_A.shape[1]
+        n, S = index.arm_v.shape[0], actuation.thrusters.H.shape[1]
+        K, W = actuation.vscmg.geometry.A_g0.shape[1], actuation.wheels.A.shape[1]
         self.n, self.S, self.K, self.W = n, S, K, W
         if law.compiled:
             law_block = CompiledLaw(
@@ -118,7 +118,7 @@ class FlightSoftware:
         """The thrusters as they are now (after a fault): the allocation plans with them."""
         if self.allocation is not None:
             self.allocation.health = health
-        a = self.params.act
+        a = self.params.act.thrusters
         if self.S:
             a.effectiveness[:] = health.effectiveness
             a.fixed_thrust[:] = health.fixed_thrust

@@ -12,19 +12,32 @@ from numpy.typing import NDArray
 from ...actuators import (
     VSCMG,
     FaultKind,
+    SteeringLaw,
     Thruster,
     ThrusterFault,
     ThrusterSet,
     VSCMGCluster,
     attach_cluster,
+    empty_geometry,
     paper_thruster_set,
     pyramid_cluster,
 )
 from ...actuators import reaction_wheels as rw
+from ...control.flight.actuation import (
+    FORCE,
+    WRENCH,
+    ActuationParams,
+    AllocationParams,
+    PulseParams,
+    ThrusterParams,
+    VSCMGParams,
+    WheelParams,
+)
 from ...multibody import Model, mass_matrix
 from ..spec.config import ScenarioError
 
 __all__ = [
+    "actuation_params",
     "cluster",
     "wheel_array",
     "thrusters",
@@ -221,3 +234,88 @@ def thruster_faults(ts, fault_cfg):
     else:
         fault = ThrusterFault.failed_off()
     return ts.with_faults({i: fault})
+
+
+# ------------------------------------------------------------------ the flight software's blocks
+
+
+def actuation_params(system, health=None) -> ActuationParams:
+    """The actuation stage's :data:`~dqspace.control.flight.actuation.ActuationParams` of a
+    built system, one block per device: the thrusters (nominal: the flight software plans
+    with what it was told; their health as ``health`` says, default as built) with their
+    allocation and pulse modulation, the VSCMG cluster with its steering law, the reaction
+    wheels with the momentum manager."""
+    sy, cfg = system, system.cfg
+    period = 1.0 / cfg["control"]["rate"]
+    dt = cfg["integrator"]["dt"]
+    steps = int(round(period / dt))
+    thr, alloc, pulses = _thruster_blocks(sy, cfg, sy.thrusters if health is None else health)
+    cm = sy.cluster_model
+    if cm is not None:
+        vscmg = VSCMGParams(cm.cluster.geometry, sy.steering.kernel_params)
+    else:  # a steering law never read (keeps one compiled signature)
+        law = SteeringLaw(h_ref=1.0, lambda0=0.0, mu=0.0, gimbal_rate_max=1.0, wheel_accel_max=1.0)
+        vscmg = VSCMGParams(empty_geometry(), law.kernel_params)
+    return ActuationParams(period, dt, steps, thr, alloc, pulses, vscmg, _wheel_block(sy))
+
+
+def _thruster_blocks(sy, cfg, health):
+    """(ThrusterParams, AllocationParams, PulseParams) of a system (fresh arrays)."""
+    ts = sy.thrusters
+    eS = np.zeros(0)
+    if ts is None:
+        return (
+            ThrusterParams(FORCE, np.zeros((6, 0)), eS, eS, eS, eS, eS, eS),
+            AllocationParams(np.zeros((3, 0)), eS, np.ones(3), 0.0, 0, 0),
+            PulseParams(False, eS, 0.5, 0.5, 0.0, False),
+        )
+    thr = ThrusterParams(
+        mode=FORCE if cfg["thrusters"]["mode"] == "force" else WRENCH,
+        H=np.ascontiguousarray(ts.H, dtype=float),
+        sigma_min=np.array(ts.sigma_min, dtype=float),
+        sigma_max=np.array(ts.sigma_max, dtype=float),
+        effectiveness=np.array(health.effectiveness, dtype=float),
+        fixed_thrust=np.array(health.fixed_thrust, dtype=float),
+        command_lower=np.array(health.command_lower, dtype=float),
+        command_upper=np.array(health.command_upper, dtype=float),
+    )
+    a = sy.allocator
+    H = np.ascontiguousarray(a.thrusters.H[: a.n_rows], dtype=float)
+    it = 50 * (H.shape[0] + H.shape[1])
+    alloc = AllocationParams(
+        H_rows=H,
+        weights=np.ascontiguousarray(a.weights, dtype=float),
+        residual_weights=np.ascontiguousarray(a.residual_weights, dtype=float),
+        tol=float(a.tol),
+        lp_max_iter=it,
+        lsq_max_iter=it,
+    )
+    mod = sy.modulator
+    schmitt = mod.schmitt if mod is not None else None
+    pulses = PulseParams(
+        pwm=mod is not None,
+        min_impulse_bit=np.array(ts.min_impulse_bit, dtype=float),
+        on_fraction=schmitt.on_fraction if schmitt is not None else 0.5,
+        off_fraction=schmitt.off_fraction if schmitt is not None else 0.5,
+        quantum=mod.quantum if mod is not None else 0.0,
+        error_feedback=bool(mod.error_feedback) if mod is not None else False,
+    )
+    return thr, alloc, pulses
+
+
+def _wheel_block(sy) -> WheelParams:
+    wm, mm = sy.wheel_model, sy.momentum_manager
+    if wm is None:
+        e = np.zeros(0)
+        return WheelParams(np.zeros((3, 0)), e, e, e, False, 0.0, 1.0, 0.0)
+    arr = wm.array
+    return WheelParams(
+        A=np.ascontiguousarray(arr.A, dtype=float),
+        I_s=np.ascontiguousarray(arr.I_s, dtype=float),
+        max_torque=np.ascontiguousarray(arr.max_torque, dtype=float),
+        max_speed=np.ascontiguousarray(arr.max_speed, dtype=float),
+        dumping=mm is not None,
+        dump_gain=mm.gain if mm is not None else 0.0,
+        dump_start=mm.start_fraction if mm is not None else 1.0,
+        dump_stop=mm.stop_fraction if mm is not None else 0.0,
+    )

@@ -1,10 +1,6 @@
 """The flight software of a built system: its blocks made once from the system's devices,
 sensors and controllers (:class:`~dqspace.control.flight.software.FlightSoftware`).
 
-* :func:`actuation_params` -- the thrusters (nominal: the flight software plans with what
-  it was told), the VSCMG cluster with its steering law, the reaction wheels with the
-  momentum manager, as the actuation stage's
-  :data:`~dqspace.control.flight.actuation.ActuationParams`;
 * :func:`navigation` -- the sensor suite and the filters of ``[sensors]``
   (:data:`~dqspace.control.flight.navigation.NavigationParams` and its state): gyro
   (sampled every tick) and star tracker into the attitude MEKF, relative navigation into
@@ -20,8 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...actuators import SteeringLaw
-from ...control.flight.actuation import FORCE, WRENCH, ActuationParams
 from ...control.flight.interfaces import plant_index
 from ...control.flight.law import StationKeepingLaw
 from ...control.flight.navigation import (
@@ -46,8 +40,9 @@ from ...control.sensors import (
     rrw_from_deg_per_hour_root_hour,
 )
 from ...dq import rotation_matrix_from_dq, translation_from_dq
+from .devices import actuation_params
 
-__all__ = ["flight_software", "actuation_params", "navigation", "plant_index_of"]
+__all__ = ["flight_software", "navigation", "plant_index_of"]
 
 
 def flight_software(system) -> FlightSoftware:
@@ -89,100 +84,6 @@ def plant_index_of(system):
         wheel_v=cm.index.wheel_v if cm is not None else (),
         rw_v=wm.index.wheel_v if wm is not None else (),
     )
-
-
-def actuation_params(system, health=None) -> ActuationParams:
-    """The :data:`~dqspace.control.actuation.ActuationParams` of a built system, the thrusters
-    as ``health`` says (default: as built)."""
-    sy, cfg = system, system.cfg
-    period = 1.0 / cfg["control"]["rate"]
-    dt = cfg["integrator"]["dt"]
-    ts = sy.thrusters
-    S = ts.n if ts is not None else 0
-    e3, eS = np.zeros((3, 0)), np.zeros(0)
-    if S:
-        health = ts if health is None else health
-        mod = sy.modulator
-        schmitt = mod.schmitt if mod is not None else None
-        thr = dict(
-            mode=FORCE if cfg["thrusters"]["mode"] == "force" else WRENCH,
-            H=np.ascontiguousarray(ts.H, dtype=float),
-            sigma_min=np.array(ts.sigma_min, dtype=float),
-            sigma_max=np.array(ts.sigma_max, dtype=float),
-            **_health(health),
-            **_allocation(sy.allocator),
-            pwm=mod is not None,
-            min_impulse_bit=np.array(ts.min_impulse_bit, dtype=float),
-            on_fraction=schmitt.on_fraction if schmitt is not None else 0.5,
-            off_fraction=schmitt.off_fraction if schmitt is not None else 0.5,
-            quantum=mod.quantum if mod is not None else 0.0,
-            error_feedback=bool(mod.error_feedback) if mod is not None else False,
-        )
-    else:
-        thr = dict(
-            mode=FORCE, H=np.zeros((6, 0)), sigma_min=eS, sigma_max=eS, effectiveness=eS,
-            fixed_thrust=eS, command_lower=eS, command_upper=eS, H_rows=np.zeros((3, 0)),
-            weights=eS, residual_weights=np.ones(3), alloc_tol=0.0, lp_max_iter=0,
-            lsq_max_iter=0, pwm=False, min_impulse_bit=eS, on_fraction=0.5,
-            off_fraction=0.5, quantum=0.0, error_feedback=False,
-        )  # fmt: skip
-    cm = sy.cluster_model
-    if cm is not None:
-        c = cm.cluster
-        cmg = {n: np.ascontiguousarray(getattr(c, n), dtype=float) for n in _CLUSTER_FIELDS}
-        cmg["steering"] = sy.steering.kernel_params
-    else:
-        cmg = {n: (e3 if n.startswith("A_") else eS) for n in _CLUSTER_FIELDS}
-        cmg["steering"] = _no_steering()
-    wm, mm = sy.wheel_model, sy.momentum_manager
-    if wm is not None:
-        arr = wm.array
-        rw = dict(
-            rw_A=np.ascontiguousarray(arr.A, dtype=float),
-            rw_I_s=np.ascontiguousarray(arr.I_s, dtype=float),
-            rw_max_torque=np.ascontiguousarray(arr.max_torque, dtype=float),
-            rw_max_speed=np.ascontiguousarray(arr.max_speed, dtype=float),
-        )
-    else:
-        rw = dict(rw_A=e3, rw_I_s=eS, rw_max_torque=eS, rw_max_speed=eS)
-    dump = dict(dumping=mm is not None, dump_gain=0.0, dump_start=1.0, dump_stop=0.0)
-    if mm is not None:
-        dump.update(dump_gain=mm.gain, dump_start=mm.start_fraction, dump_stop=mm.stop_fraction)
-    steps = int(round(period / dt))
-    return ActuationParams(period=period, dt=dt, steps=steps, **thr, **cmg, **rw, **dump)
-
-
-_CLUSTER_FIELDS = ("A_g0", "A_s0", "A_t0", "I_cg", "I_ws", "I_s", "I_t")
-
-
-def _health(ts):
-    """The thrusters' health fields of :data:`ActuationParams` (fresh arrays)."""
-    return {
-        "effectiveness": np.array(ts.effectiveness, dtype=float),
-        "fixed_thrust": np.array(ts.fixed_thrust, dtype=float),
-        "command_lower": np.array(ts.command_lower, dtype=float),
-        "command_upper": np.array(ts.command_upper, dtype=float),
-    }
-
-
-def _allocation(allocator):
-    """The fast allocation's fields of :data:`ActuationParams` (the cvxpy method is not
-    compiled: a run with it takes the Python loop)."""
-    H = np.ascontiguousarray(allocator.thrusters.H[: allocator.n_rows], dtype=float)
-    it = 50 * (H.shape[0] + H.shape[1])
-    return dict(
-        H_rows=H,
-        weights=np.ascontiguousarray(allocator.weights, dtype=float),
-        residual_weights=np.ascontiguousarray(allocator.residual_weights, dtype=float),
-        alloc_tol=float(allocator.tol),
-        lp_max_iter=it,
-        lsq_max_iter=it,
-    )
-
-
-def _no_steering():
-    law = SteeringLaw(h_ref=1.0, lambda0=0.0, mu=0.0, gimbal_rate_max=1.0, wheel_accel_max=1.0)
-    return law.kernel_params  # never read without VSCMGs (keeps one compiled signature)
 
 
 def navigation(system):

@@ -44,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from ..._jit import lazy_njit
+from ...actuators import VSCMGGeometry
 from ...actuators.kernels import motor_limit_kernel, servo_kernel, valve_plan_kernel
 from ...multibody.kernels.layout import INTS, REALS, Layout
 from ...multibody.kernels.orbit import hill_wrenches
@@ -81,13 +82,11 @@ FIELDS = (
     ("gimbal_q", lambda n: n.K),  # indices into q
     ("gimbal_v", lambda n: n.K),  # indices into v
     ("wheel_v", lambda n: n.K),
-    ("A_g0", lambda n: 3 * n.K),  # row-major (3, K)
-    ("A_s0", lambda n: 3 * n.K),
-    ("A_t0", lambda n: 3 * n.K),
-    ("I_cg", lambda n: n.K),
-    ("I_ws", lambda n: n.K),
-    ("I_s", lambda n: n.K),
-    ("I_t", lambda n: n.K),
+    # the cluster's geometry, field by field (axes row-major (3, K), moments (K,))
+    *(
+        (f, (lambda n: 3 * n.K) if f.startswith("A_") else (lambda n: n.K))
+        for f in VSCMGGeometry._fields
+    ),
     ("limited_v", lambda n: n.L),  # indices into v of the limited joints
     ("max_torque", lambda n: n.L),
     ("max_rate", lambda n: n.L),
@@ -121,7 +120,7 @@ def pack(
     H,
     k_g=0.0,
     cluster_index=None,
-    cluster=None,
+    geometry=None,
     limited_v=None,
     max_torque=None,
     max_rate=None,
@@ -154,8 +153,8 @@ def pack(
         put("gimbal_q", cluster_index.gimbal_q)
         put("gimbal_v", cluster_index.gimbal_v)
         put("wheel_v", cluster_index.wheel_v)
-        for name in ("A_g0", "A_s0", "A_t0", "I_cg", "I_ws", "I_s", "I_t"):
-            put(name, getattr(cluster, name))
+        for name, value in zip(VSCMGGeometry._fields, geometry, strict=True):
+            put(name, value)
     if L:
         put("limited_v", limited_v)
         put("max_torque", max_torque)

@@ -114,7 +114,7 @@ class Plant:
             H=sy.thruster_H_true if sy.thrusters is not None else np.zeros((6, 0)),
             k_g=cfg["vscmg"]["servo_bandwidth"],
             cluster_index=cm.index if cm is not None else None,
-            cluster=cm.cluster if cm is not None else None,
+            geometry=cm.cluster.geometry if cm is not None else None,
             orbit_rate=orbit["rate"],
             model=plant,
             **self.limited,

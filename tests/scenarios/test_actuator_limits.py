@@ -140,7 +140,7 @@ def _device(*, k_g=50.0, torque=(1e3, 1e3), rate=(1e3, 1e3), viscous=(0, 0), cou
         H=np.zeros((6, 0)),
         k_g=k_g,
         cluster_index=ix,
-        cluster=cm.cluster,
+        geometry=cm.cluster.geometry,
         limited_v=np.r_[ix.gimbal_v, ix.wheel_v],
         **{
             name: np.repeat(pair, 3)
