@@ -1,0 +1,181 @@
+"""How sure a percentile is: distribution-free confidence bounds from order statistics.
+
+N runs of a campaign are N independent draws of a metric X.  Sort them,
+``x_(1) <= ... <= x_(N)``.  Whatever X's distribution (continuous), the number of draws
+below its p-quantile ``xi_p`` is Binomial(N, p), so
+
+    P(x_(k) >= xi_p) = P(at most k - 1 draws below xi_p) = F(k - 1; N, p)
+
+with F the binomial CDF.  The **upper bound** at confidence c is ``x_(k)`` for the smallest
+rank k with ``F(k - 1; N, p) >= c``: the p-quantile is at most ``x_(k)`` with probability at
+least c.  It exists only when ``F(N - 1; N, p) = 1 - p^N >= c``, i.e. ``N >= ln(1 - c) /
+ln(p)``: 299 runs for the 99th percentile at 95 % (with no run above the requirement, "P99
+<= requirement" holds at 95 %), 59 runs for the 95th.  The **lower bound** is ``x_(k)`` for
+the largest k with ``1 - F(k - 1; N, p) >= c`` (``P(x_(k) <= xi_p) >= c``).
+
+A requirement ``P_p(X) <= limit`` is **MET** (at confidence c) when the upper bound is at
+or below the limit, **NOT MET** when the lower bound is above it, and **UNDECIDED**
+otherwise (more runs decide it); a requirement ``P_p(X) >= limit`` the other way round.
+Nothing here depends on how the runs were made.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "MET",
+    "NOT_MET",
+    "UNDECIDED",
+    "Bound",
+    "Verdict",
+    "min_runs",
+    "upper_rank",
+    "lower_rank",
+    "percentile_bounds",
+    "verdict",
+]
+
+#: the confidence of a percentile claim unless a requirement says otherwise
+DEFAULT_CONFIDENCE = 0.95
+MET, NOT_MET, UNDECIDED = "MET", "NOT MET", "UNDECIDED"
+
+
+def _check(n, p, c):
+    if isinstance(n, bool) or int(n) != n or n < 0:
+        raise ValueError(f"n: a number of runs (a non-negative integer), got {n!r}")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p: a quantile level in (0, 1) (the 99th percentile is 0.99), got {p!r}")
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence: in (0, 1) (95 % is 0.95), got {c!r}")
+    return int(n), float(p), float(c)
+
+
+def min_runs(p: float, confidence: float = DEFAULT_CONFIDENCE) -> int:
+    """The fewest runs for which an upper bound on the p-quantile exists at this confidence
+    (the largest run is the bound): the smallest N with ``1 - p^N >= confidence``."""
+    _, p, c = _check(0, p, confidence)
+    n = max(1, math.ceil(math.log1p(-c) / math.log(p)))
+    while 1.0 - p**n < c:  # guard the rounding of the logarithms
+        n += 1
+    while n > 1 and 1.0 - p ** (n - 1) >= c:
+        n -= 1
+    return n
+
+
+def upper_rank(n: int, p: float, confidence: float = DEFAULT_CONFIDENCE) -> int | None:
+    """The rank k (1-based) of the order statistic that bounds the p-quantile from above
+    at this confidence: the smallest k with ``binom.cdf(k - 1, n, p) >= confidence``; None
+    when even the largest of n runs is not enough (``n < min_runs(p, confidence)``)."""
+    n, p, c = _check(n, p, confidence)
+    ok = np.flatnonzero(binom.cdf(np.arange(n), n, p) >= c)
+    return int(ok[0]) + 1 if ok.size else None
+
+
+def lower_rank(n: int, p: float, confidence: float = DEFAULT_CONFIDENCE) -> int | None:
+    """The rank k (1-based) of the order statistic that bounds the p-quantile from below at
+    this confidence: the largest k with ``binom.sf(k - 1, n, p) >= confidence``
+    (``P(x_(k) <= xi_p)``); None when even the smallest run is not enough."""
+    n, p, c = _check(n, p, confidence)
+    ok = np.flatnonzero(binom.sf(np.arange(n), n, p) >= c)
+    return int(ok[-1]) + 1 if ok.size else None
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A percentile and its confidence bounds from n runs.
+
+    Attributes
+    ----------
+    percentile : float, the level in percent (99 for P99)
+    confidence : float in (0, 1)
+    n : int, the runs
+    estimate : float, the sample percentile (``numpy.percentile``, linear interpolation)
+    upper, lower : float or None, the order-statistics bounds (None: too few runs)
+    upper_rank, lower_rank : int or None, the ranks (1-based) they are
+    """
+
+    percentile: float
+    confidence: float
+    n: int
+    estimate: float
+    upper: float | None
+    lower: float | None
+    upper_rank: int | None
+    lower_rank: int | None
+
+    def as_dict(self) -> dict:
+        """Plain data (JSON)."""
+        return {
+            "percentile": self.percentile,
+            "confidence": self.confidence,
+            "n": self.n,
+            "estimate": self.estimate,
+            "upper": self.upper,
+            "lower": self.lower,
+            "upper_rank": self.upper_rank,
+            "lower_rank": self.lower_rank,
+        }
+
+
+def percentile_bounds(values, percentile: float, confidence: float = DEFAULT_CONFIDENCE) -> Bound:
+    """The sample percentile of ``values`` (its finite entries) and its distribution-free
+    confidence bounds (module docstring); ``percentile`` in percent."""
+    x = np.sort(np.asarray(values, dtype=float).ravel())
+    x = x[np.isfinite(x)]
+    p = float(percentile) / 100.0
+    n = x.size
+    hi = upper_rank(n, p, confidence) if n else None
+    lo = lower_rank(n, p, confidence) if n else None
+    est = float(np.percentile(x, percentile)) if n else float("nan")
+    return Bound(
+        float(percentile), float(confidence), n, est,
+        float(x[hi - 1]) if hi else None, float(x[lo - 1]) if lo else None, hi, lo,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A requirement judged on n runs: ``status`` (:data:`MET`, :data:`NOT_MET`,
+    :data:`UNDECIDED`), the ``bound`` it was judged on, the requirement's ``op`` and
+    ``limit``, and ``reason`` (one line)."""
+
+    status: str
+    bound: Bound
+    op: str
+    limit: float
+    reason: str
+
+    @property
+    def met(self) -> bool:
+        return self.status == MET
+
+
+def verdict(values, op: str, limit: float, percentile: float,
+            confidence: float = DEFAULT_CONFIDENCE) -> Verdict:  # fmt: skip
+    """Judge ``P_percentile(values) op limit`` at ``confidence`` (module docstring)."""
+    if op not in ("<=", ">="):
+        raise ValueError(f"op must be '<=' or '>=', got {op!r}")
+    b = percentile_bounds(values, percentile, confidence)
+    c = f"{100 * confidence:g} %"
+    name = f"P{percentile:g}"
+    if b.n == 0:
+        return Verdict(UNDECIDED, b, op, limit, "no finite value")
+    near, far = (b.upper, b.lower) if op == "<=" else (b.lower, b.upper)
+    ok = (near is not None) and (near <= limit if op == "<=" else near >= limit)
+    bad = (far is not None) and (far > limit if op == "<=" else far < limit)
+    if ok:
+        return Verdict(MET, b, op, limit, f"{name} {op} {limit:g} at {c} ({b.n} runs)")
+    if bad:
+        return Verdict(NOT_MET, b, op, limit, f"{name} beyond {limit:g} at {c} ({b.n} runs)")
+    if near is None:
+        need = min_runs(percentile / 100.0 if op == "<=" else 1 - percentile / 100.0, confidence)
+        why = f"too few runs for {name} at {c}: {b.n} (at least {need} needed)"
+    else:
+        why = f"{name} not decided at {c} by {b.n} runs"
+    return Verdict(UNDECIDED, b, op, limit, why)
