@@ -25,7 +25,6 @@ smaller per halved step).  A 20 s reference takes under a second.
 """
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from ...dq import dq_mul, dq_normalize, quat_mul, translation_from_dq
 from ...multibody import JointType, forward_dynamics, frame_pose, models
@@ -153,6 +152,9 @@ class ReferenceIntegrator:
         if t[0] < self.t or np.any(np.diff(t) < 0.0):
             raise ValueError(f"t: must be non-decreasing and start at or after {self.t:g} s")
         if t[-1] > self.t:
+            # scipy.integrate loads in ~0.5 s: only an open-loop run pays it
+            from scipy.integrate import solve_ivp
+
             sol = solve_ivp(
                 self._rhs, (self.t, t[-1]), self.y, method="DOP853", t_eval=t, rtol=self.rtol,
                 atol=self.rtol, dense_output=False,
