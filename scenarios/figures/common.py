@@ -9,7 +9,7 @@ for a run that did not complete, requirements and limits as dotted black lines w
 metric's value stated.
 
 Requirements come from one table (:func:`requirement_limits`): the scenario's
-``requirements``, else :data:`dqspace.scenarios.campaigns.montecarlo.DEFAULT_REQUIREMENTS`.
+``[requirements]`` over :data:`dqspace.scenarios.spec.requirements.DEFAULT_REQUIREMENTS`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
-# DEFAULT_REQUIREMENTS and scenario_requirements move to spec/requirements.py; read from
-# campaigns.montecarlo, which keeps them importable, until then
-from ..campaigns.montecarlo import DEFAULT_REQUIREMENTS, scenario_requirements
+from ..campaigns.montecarlo import scenario_requirements
 from ..sim.metrics import METRICS, summarize
+from ..spec.requirements import DEFAULT_REQUIREMENTS
 from ..spec.schema import SCHEMA
 from .units import format_compact, format_number, format_quantity, to_display
 
@@ -75,9 +74,9 @@ __all__ = [
 
 
 #: the default requirements (metric -> limit in the metric's SI unit), read from
-#: :data:`dqspace.scenarios.campaigns.montecarlo.DEFAULT_REQUIREMENTS` (one table for
+#: :data:`dqspace.scenarios.spec.requirements.DEFAULT_REQUIREMENTS` (one table for
 #: figures, reports and campaigns)
-REQUIREMENTS = {m: limit for m, (op, limit, _) in DEFAULT_REQUIREMENTS.items() if op == "<="}
+REQUIREMENTS = {m: r.limit for m, r in DEFAULT_REQUIREMENTS.items() if r.op == "<="}
 
 #: the names of a vector's components
 XYZ = ("x", "y", "z")
@@ -351,7 +350,7 @@ def requirement_limits(res) -> dict:
     scenario's ``requirements`` table, else the defaults (see
     :func:`dqspace.scenarios.campaigns.montecarlo.scenario_requirements`)."""
     req = scenario_requirements(scenario_config(res))
-    return {m: limit for m, (op, limit, _) in req.items() if op == "<="}
+    return {m: r.limit for m, r in req.items() if r.op == "<="}
 
 
 # ------------------------------------------------- magnitudes against their limits
