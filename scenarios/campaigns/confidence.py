@@ -28,7 +28,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 from ..spec.requirements import DEFAULT_CONFIDENCE
 
@@ -77,6 +76,8 @@ def upper_rank(n: int, p: float, confidence: float = DEFAULT_CONFIDENCE) -> int 
     """The rank k (1-based) of the order statistic that bounds the p-quantile from above
     at this confidence: the smallest k with ``binom.cdf(k - 1, n, p) >= confidence``; None
     when even the largest of n runs is not enough (``n < min_runs(p, confidence)``)."""
+    from scipy.stats import binom  # heavy (all of scipy.stats): loaded when a bound is asked
+
     n, p, c = _check(n, p, confidence)
     ok = np.flatnonzero(binom.cdf(np.arange(n), n, p) >= c)
     return int(ok[0]) + 1 if ok.size else None
@@ -86,6 +87,8 @@ def lower_rank(n: int, p: float, confidence: float = DEFAULT_CONFIDENCE) -> int 
     """The rank k (1-based) of the order statistic that bounds the p-quantile from below at
     this confidence: the largest k with ``binom.sf(k - 1, n, p) >= confidence``
     (``P(x_(k) <= xi_p)``); None when even the smallest run is not enough."""
+    from scipy.stats import binom  # heavy (all of scipy.stats): loaded when a bound is asked
+
     n, p, c = _check(n, p, confidence)
     ok = np.flatnonzero(binom.sf(np.arange(n), n, p) >= c)
     return int(ok[-1]) + 1 if ok.size else None

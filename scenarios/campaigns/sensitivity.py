@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
-from scipy.stats import t as student_t
 
 from ..spec.schema import SCHEMA
 
@@ -80,6 +78,9 @@ def prcc(X, y) -> PRCCResult:
     ValueError : shapes that differ, non-finite values, or fewer than ``k + 3`` runs (the
         t statistic needs at least one degree of freedom).
     """
+    from scipy.stats import rankdata  # heavy (all of scipy.stats): loaded when asked
+    from scipy.stats import t as student_t
+
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:

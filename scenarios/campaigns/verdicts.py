@@ -127,20 +127,22 @@ def overall(table: Sequence[Mapping]) -> str:
 
 
 def campaign_warnings(table: Sequence[Mapping]) -> list[str]:
-    """One line per requirement whose percentile the campaign's runs cannot bound at its
-    confidence (fewer runs than ``min_runs``), saying how many are needed; and per
-    requirement whose metric some runs have no value for."""
-    out = []
+    """One line per set of requirements whose percentile the campaign's runs cannot bound
+    at their confidence (fewer runs than ``min_runs``), saying how many are needed; and
+    one per requirement whose metric some runs have no value for."""
+    short, missing = {}, []
     for r in table:
-        what = f"P{r['percentile']:g} at {100 * r['confidence']:g} % confidence"
         if r["n"] < r["min_runs"]:
-            out.append(
-                f"{r['metric']}: {r['n']} runs cannot bound {what}: at least {r['min_runs']} "
-                f"runs are needed (with none beyond the limit)"
-            )
+            key = (r["n"], r["percentile"], r["confidence"], r["min_runs"])
+            short.setdefault(key, []).append(r["metric"])
         if r["n_missing"]:
-            out.append(
+            missing.append(
                 f"{r['metric']}: {r['n_missing']} runs have no value (failed, or ended before "
                 f"the metric's window): left out of its percentile and verdict"
             )
-    return out
+    out = [
+        f"{', '.join(metrics)}: {n} runs cannot bound P{pct:g} at {100 * conf:g} % "
+        f"confidence: at least {need} runs are needed"
+        for (n, pct, conf, need), metrics in short.items()
+    ]
+    return out + missing

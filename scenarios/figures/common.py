@@ -23,6 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
+from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
 from ..campaigns.montecarlo import scenario_requirements
 from ..sim.metrics import METRICS, summarize
 from ..spec.requirements import DEFAULT_REQUIREMENTS
@@ -36,6 +37,7 @@ __all__ = [
     "EVENT_STYLE",
     "LIMIT_STYLE",
     "STATUS_COLOR",
+    "VERDICT_COLORS",
     "component_style",
     "scenario_config",
     "scenario_section",
@@ -88,6 +90,8 @@ EVENT_STYLE = {"color": "0.25", "ls": (0, (6, 2, 1, 2)), "lw": 1.0}
 LIMIT_STYLE = {"color": "k", "ls": (0, (1, 1.2)), "lw": 1.6}
 #: the colour of a title, a line or a mark saying that a run did not complete or failed
 STATUS_COLOR = "#b00000"
+#: the colour of a requirement's verdict: MET black, NOT MET red, UNDECIDED dark orange
+VERDICT_COLORS = {MET: "k", NOT_MET: STATUS_COLOR, UNDECIDED: "#a85a00"}
 
 
 # ------------------------------------------------------------------ titles and status

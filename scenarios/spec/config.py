@@ -218,6 +218,8 @@ def _coerce_vec(value, f, source, key):
 
 
 def _coerce_requirement(value, f, source, key):
+    if value is None:  # no requirement (TOML has no null: a resolved scenario's default)
+        return None
     try:
         return requirement_entry(value, key)
     except ValueError as exc:
