@@ -331,14 +331,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser(
         "report",
-        help="write one self-contained HTML page of a result (figures, metrics, scenario)",
+        help="write one self-contained HTML page of a result or a Monte Carlo campaign",
         description=(
-            "Write an HTML page a reviewer can open offline: the run's status, degradations "
-            "and events, the metrics in display units against the requirements, every figure "
-            "(embedded), the resolved scenario as TOML, the versions and the machine."
+            "Write an HTML page a reviewer can open offline. Of a result: the run's status, "
+            "degradations and events, the metrics in display units against the requirements, "
+            "every figure (embedded), the resolved scenario as TOML, the versions and the "
+            "machine. Of a Monte Carlo directory: the requirements with each percentile's "
+            "estimate, confidence bound, runs and verdict, the warnings, the sensitivities "
+            "(PRCC), every metric's percentiles, the figures and the dispersions."
         ),
     )
-    rp.add_argument("result", help="directory holding result.npz and manifest.json")
+    rp.add_argument(
+        "result",
+        help="directory holding result.npz and manifest.json, or a Monte Carlo directory",
+    )
     rp.add_argument("--out", help="the HTML file (default: <result>/report.html)")
     _add_common(rp)
     rp.set_defaults(command="report")

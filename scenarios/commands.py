@@ -425,12 +425,15 @@ def cmd_animate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """``dqspace report``: one self-contained HTML page of a result."""
-    from .figures.report import write_report  # matplotlib (the figures it embeds)
+    """``dqspace report``: one self-contained HTML page of a result or of a Monte Carlo
+    campaign."""
+    from .figures import report  # matplotlib (the figures it embeds)
 
-    res = Results.load(args.result)
     out = Path(args.out) if args.out else Path(args.result) / "report.html"
-    path = write_report(res, out, source=args.result)
+    if (Path(args.result) / "montecarlo.json").is_file():
+        path = report.write_campaign_report(args.result, out)
+    else:
+        path = report.write_report(Results.load(args.result), out, source=args.result)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, self-contained: open it offline)")
     return OK
 
