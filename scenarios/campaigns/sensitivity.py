@@ -75,11 +75,11 @@ def prcc(X, y) -> PRCCResult:
 
     Raises
     ------
-    ValueError : shapes that differ, non-finite values, or fewer than ``k + 3`` runs (the
+    ValueError : shapes that differ, non-finite values, or fewer than ``k + 2`` runs (the
         t statistic needs at least one degree of freedom).
     """
     from scipy.stats import rankdata  # heavy (all of scipy.stats): loaded when asked
-    from scipy.stats import t as student_t
+    from scipy.stats import t as student_t  # the same module
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -90,7 +90,7 @@ def prcc(X, y) -> PRCCResult:
     n, k = X.shape
     dof = n - 2 - (k - 1)
     if dof < 1:
-        raise ValueError(f"prcc: {k} parameters need at least {k + 3} runs, got {n}")
+        raise ValueError(f"prcc: {k} parameters need at least {k + 2} runs, got {n}")
     R = np.column_stack([rankdata(X[:, j]) for j in range(k)]) if k else np.empty((n, 0))
     ry = rankdata(y)
     r = np.zeros(k)
