@@ -109,19 +109,25 @@ def _print_campaign_requirements(table):
     confidence, the runs and the verdict."""
     print("requirements (the percentile of the runs and its distribution-free bound at the")
     print("requirement's confidence, from order statistics):")
-    head = ("metric", "requirement", "estimate", "bound", "runs", "verdict")
-    print(f"  {head[0]:24s} {head[1]:>28s} {head[2]:>12s} {head[3]:>18s} {head[4]:>6s}  {head[5]}")
+    rows = [("metric", "requirement", "estimate", "bound", "runs", "verdict")]
     for r in table:
         m = r["metric"]
-        req = (
-            f"P{r['percentile']:g} {r['op']} {_shown(r['limit'], m)} at {100 * r['confidence']:g} %"
-        )
+        limit = _shown(r["limit"], m)
         side = "upper" if r["op"] == "<=" else "lower"
-        bound = f"{side} {_shown(r['bound'], m)}" if r["bound"] is not None else "none"
-        print(
-            f"  {m:24s} {req:>28s} {_shown(r['value'], m):>12s} {bound:>18s} {r['n']:>6d}  "
-            f"{r['status']}"
+        rows.append(
+            (
+                m,
+                f"P{r['percentile']:g} {r['op']} {limit} at {100 * r['confidence']:g} %",
+                _shown(r["value"], m),
+                f"{side} {_shown(r['bound'], m)}" if r["bound"] is not None else "none",
+                str(r["n"]),
+                r["status"],
+            )
         )
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:5], widths[1:], strict=True)]
+        print("  " + "  ".join(cells) + "  " + row[5])
 
 
 def _print_sensitivity(sens, k=3):
