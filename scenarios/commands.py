@@ -126,7 +126,8 @@ def _print_campaign_requirements(table):
         )
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:5], widths[1:], strict=True)]
+        right = zip(row[1:5], widths[1:], strict=True)
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in right]
         print("  " + "  ".join(cells) + "  " + row[5])
 
 
