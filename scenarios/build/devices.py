@@ -35,6 +35,7 @@ from ...control.flight.actuation import (
 )
 from ...multibody import Model, mass_matrix
 from ..spec.config import ScenarioError
+from ..spec.si import si_view
 
 __all__ = [
     "actuation_params",
@@ -79,7 +80,7 @@ def cluster(cfg) -> VSCMGCluster | None:
     v = cfg["vscmg"]
     if not v["enabled"]:
         return None
-    w0 = v["wheel_speed_rpm"] * np.pi / 30.0
+    w0 = si_view(cfg).vscmg.wheel_speed
     if v["layout"] == "pyramid":
         return pyramid_cluster(skew=math.radians(v["skew_deg"]), radius=v["radius"], wheel_speed=w0)
     rows = cfg["vscmg_unit"]
@@ -111,12 +112,12 @@ def wheel_array(cfg):
     w = cfg["wheels"]
     if not w["enabled"]:
         return None
-    rpm = np.pi / 30.0
+    si = si_view(cfg)
     common = dict(
         spin_inertia=w["spin_inertia"],
         mass=w["mass"],
         max_torque=w["max_torque"],
-        max_speed=w["max_speed_rpm"] * rpm,
+        max_speed=si.wheels.max_speed,
     )
     if w["layout"] == "pyramid":
         return rw.pyramid_wheels(**common)
@@ -140,7 +141,7 @@ def wheel_array(cfg):
                     transverse_inertia=r["transverse_inertia"] or 0.5 * r["spin_inertia"],
                     mass=r["mass"],
                     max_torque=r["max_torque"],
-                    max_speed=r["max_speed_rpm"] * rpm,
+                    max_speed=si.wheel[i].max_speed,
                     name=f"rw{i + 1}",
                 )
             )

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...actuators import (
+    RPM,
     Allocator,
     ClusterModel,
     MomentumManager,
@@ -86,7 +87,7 @@ def build_system(cfg) -> System:
     gam0 = np.radians(gam0)
     W = wheels.n if wheels is not None else 0
     w_speed0 = devices.per_unit(cfg["wheels"]["initial_speed_rpm"], W, "wheels.initial_speed_rpm")
-    w_speed0 = w_speed0 * np.pi / 30.0
+    w_speed0 = w_speed0 * RPM
 
     controller_model = arm_model
     steering = None
@@ -192,7 +193,7 @@ def build_system(cfg) -> System:
         "vscmg_units": K,
         "wheels": W,
         "wheel_max_speed_rpm": (
-            (np.asarray(wheels.max_speed) * 30.0 / np.pi).tolist() if wheels is not None else []
+            (np.asarray(wheels.max_speed) / RPM).tolist() if wheels is not None else []
         ),
     }
     return System(

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from ..._jit import compiled
 from ...actuators import Valves
 from ...multibody.simulation import resolve_inputs
+from ..spec.si import si_view
 from . import boundary as _inputs
 from .loop import PlantBlock
 
@@ -91,7 +92,7 @@ class Plant:
                     limit(
                         j,
                         vc["wheel_torque_max"],
-                        vc["wheel_speed_max_rpm"] * np.pi / 30.0,
+                        si_view(cfg).vscmg.wheel_speed_max,
                         vc["wheel_friction"],
                         vc["wheel_coulomb"],
                     )

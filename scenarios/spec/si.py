@@ -16,7 +16,7 @@ the key renamed without its unit suffix::
 schema unit       SI unit           conversion
 ================  ================  ================================================
 deg               rad               ``math.radians``
-rpm               rad/s             ``x * pi / 30``
+rpm               rad/s             ``x * RPM`` (``pi / 30``)
 arcsec            rad               ``x * ARCSEC``
 deg/h             rad/s             ``bias_instability_from_deg_per_hour``
 deg/sqrt(h)       rad/sqrt(s)       ``arw_from_deg_per_root_hour``
@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...actuators import RPM
 from ...control.sensors import (
     ARCSEC,
     arw_from_deg_per_root_hour,
@@ -77,8 +78,8 @@ __all__ = [
 
 
 def _rpm_to_rad_per_s(x: float) -> float:
-    """[rpm] -> [rad/s]."""
-    return x * math.pi / 30.0
+    """[rpm] -> [rad/s] (:data:`dqspace.actuators.RPM`, the one constant)."""
+    return x * RPM
 
 
 def _arcsec_to_rad(x: float) -> float:
