@@ -119,8 +119,9 @@ def _metrics_html(res):
     metrics = run_metrics(res)
     if not metrics:
         return "<h2>Metrics</h2><p>none (not a closed-loop run)</p>"
-    known = {m: v for m, v in metrics.items() if m in METRICS}
-    judged = {r["metric"]: r for r in judge_run(known, scenario_requirements(scenario_config(res)))}
+    req = scenario_requirements(scenario_config(res))
+    judged = judge_run(metrics, {m: r for m, r in req.items() if m in metrics})
+    judged = {r["metric"]: r for r in judged}
     rows = [
         "<h2>Metrics</h2>",
         '<table id="metrics"><tr><th>metric</th><th>value</th><th>requirement</th>'
