@@ -5,7 +5,9 @@ alone.
     python benchmarks/montecarlo_report.py -n 200 --per-source 20 --workers 2
 
 Prints one table (display units): for each case, the 50th and 99th percentiles of the base
-position and attitude errors and of the end-effector error, and the requirement verdicts.
+position and attitude errors and of the end-effector error, and the requirement verdicts
+(MET / NOT MET / UNDECIDED at each requirement's confidence, with the estimate and the
+order-statistics bound).
 
 The sources: the sensors (``[sensors] enabled``: each run's seed draws its noise), the
 scenario's ``[dispersions]`` of the plant (mass properties) and of the disturbance, and the
@@ -79,9 +81,12 @@ def main():
         cells = " | ".join(f"{vals[m][0] * f:.4g} / {vals[m][1] * f:.4g}" for m, f, _ in METRICS)
         print(f"| {name} | {cells} |")
     for r in verdicts:
+        side = "upper" if r["op"] == "<=" else "lower"
+        bound = f"{r['bound']:.4g}" if r["bound"] is not None else "none"
         print(
-            f"requirement {r['metric']} P{r['percentile']} {r['op']} {r['limit']}: "
-            f"{'PASS' if r['ok'] else 'FAIL'} ({r['value']:.4g})"
+            f"requirement {r['metric']} P{r['percentile']:g} {r['op']} {r['limit']} at "
+            f"{100 * r['confidence']:g} %: {r['status']} (estimate {r['value']:.4g}, {side} "
+            f"bound {bound}, {r['n']} runs)"
         )
 
 

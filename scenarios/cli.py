@@ -3,13 +3,23 @@
 Commands: run, sweep, montecarlo, plot, animate, report, list, show, new, demo (their
 implementations: :mod:`dqspace.scenarios.commands`).
 
-Exit status:
+Exit status (:mod:`dqspace.scenarios.exits`):
 
-- 0: success;
+- 0: success (for ``run`` and ``montecarlo``: every requirement MET);
 - 1: a run that failed (diverged, could not write its results) or was interrupted
-  (Ctrl-C or SIGTERM; its partial results are kept), or a sweep with failed variants;
+  (Ctrl-C or SIGTERM; its partial results are kept), or a sweep or a campaign with failed
+  runs (before 3 and 4);
 - 2: bad input: a scenario, an override, a path, a result directory (one line on
-  stderr says what and where; never a traceback).
+  stderr says what and where; never a traceback);
+- 3: ``run`` or ``montecarlo``: a requirement is NOT MET (a single run: its value beyond
+  the limit; a campaign: the bound of the percentile beyond it at the requirement's
+  confidence);
+- 4: ``run`` or ``montecarlo``: none NOT MET but one UNDECIDED (a campaign whose runs do
+  not decide it at its confidence, or too few to bound the percentile; a single run without
+  a value of the metric, e.g. shorter than the metric's window).
+
+``--no-fail`` makes 3 and 4 exit 0; the console prints MET / NOT MET / UNDECIDED per
+requirement either way.
 
 Output: what people read is in display units with the unit named (mm, deg, deg/s, N,
 N m, rpm); files stay SI.  Progress goes to stderr: a bar on a terminal, plain lines
@@ -29,6 +39,11 @@ from importlib import metadata
 from .. import __version__
 from .._numba_cache import BuildLockTimeout
 from .exits import RUN_FAILED, USER_ERROR, UserError, fail
+
+#: runs per batch of ``--until-confident`` (the value of
+#: :data:`dqspace.scenarios.campaigns.montecarlo.BATCH`; a test keeps them equal: this module
+#: imports nothing heavy)
+BATCH = 50
 
 __all__ = ["main", "build_parser"]
 
@@ -95,6 +110,34 @@ def _add_common(p):
     )
 
 
+#: the exit statuses, in ``dqspace --help`` and the help of the commands that judge
+EXIT_STATUS = """exit status:
+  0  success (run, montecarlo: every requirement MET)
+  1  a run failed or was interrupted; a sweep or campaign with failed runs
+  2  bad input (a scenario, an override, a path)
+  3  run, montecarlo: a requirement NOT MET
+  4  run, montecarlo: none NOT MET, one UNDECIDED (too few runs for the percentile at its
+     confidence, or a run without a value of the metric)
+  --no-fail turns 3 and 4 into 0."""
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, with :data:`EXIT_STATUS` kept as written (a table)."""
+
+    def _fill_text(self, text, width, indent):
+        if text == EXIT_STATUS:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def _add_no_fail(p):
+    p.add_argument(
+        "--no-fail",
+        action="store_true",
+        help="exit 0 whatever the requirements' verdicts (they are still printed)",
+    )
+
+
 def _add_overrides(p):
     p.add_argument(
         "--set",
@@ -111,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dqspace",
         description="Dual-quaternion modelling, simulation and control of space robots.",
-        epilog="Exit status: 0 success, 1 run failed or interrupted, 2 bad input.",
+        epilog=EXIT_STATUS,
+        formatter_class=_Formatter,
     )
     p.add_argument("--version", action=_VersionAction, help="print the versions and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -119,10 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "run",
         help="run a scenario (file or embedded name)",
-        description="Run a scenario and write result.npz, manifest.json and its figures.",
+        description=(
+            "Run a scenario and write result.npz, manifest.json and its figures; print the "
+            "metrics and each requirement judged on the run's value (MET / NOT MET, "
+            "UNDECIDED without a value: a single run has no percentile or confidence, "
+            "`dqspace montecarlo` has)."
+        ),
+        epilog=EXIT_STATUS,
+        formatter_class=_Formatter,
     )
     r.add_argument("scenario", help="a .toml file or an embedded name (see `dqspace list`)")
     r.add_argument("--out", help="output directory (default runs/<scenario name>)")
+    _add_no_fail(r)
     _add_overrides(r)
     _add_common(r)
     r.set_defaults(command="run")
@@ -180,13 +232,33 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Draw N override sets from the scenario's [dispersions] table (run i reproducible "
             "alone), run them on Dask like a sweep (resumable), and report the 50/95/99th "
-            "percentiles of every metric and a requirement table; writes <out>/metrics.csv, "
-            "<out>/montecarlo.json, <out>/montecarlo.png (histograms) and "
-            "<out>/montecarlo_envelopes.png (percentile bands of the errors over time)."
+            "percentiles of every metric, each requirement's percentile with its "
+            "distribution-free bound at the requirement's confidence and its verdict (MET, "
+            "NOT MET, UNDECIDED), and which dispersed parameters drive the required metrics "
+            "(PRCC); writes <out>/metrics.csv, <out>/montecarlo.json, <out>/montecarlo.png "
+            "(histograms), <out>/montecarlo_envelopes.png (percentile bands of the errors "
+            "over time) and <out>/montecarlo_sensitivity.png (tornado plot)."
         ),
+        epilog=EXIT_STATUS,
+        formatter_class=_Formatter,
     )
     mc.add_argument("scenario", help="a .toml file or an embedded name (see `dqspace list`)")
-    mc.add_argument("-n", type=int, required=True, help="number of runs")
+    mc.add_argument(
+        "-n", type=int, required=True, help="number of runs (with --until-confident: the most)"
+    )
+    mc.add_argument(
+        "--until-confident",
+        action="store_true",
+        help="run --batch runs at a time and stop once every requirement is MET or NOT MET "
+        "at its confidence (a sequential test), or after -n runs",
+    )
+    mc.add_argument(
+        "--batch",
+        type=int,
+        default=BATCH,
+        help="runs per batch with --until-confident (default %(default)s)",
+    )
+    _add_no_fail(mc)
     mc.add_argument("--seed", type=int, help="root seed of the draws (default: scenario.seed)")
     mc.add_argument("--out", help="output directory (default runs/<scenario name>-montecarlo)")
     mc.add_argument(
@@ -259,14 +331,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser(
         "report",
-        help="write one self-contained HTML page of a result (figures, metrics, scenario)",
+        help="write one self-contained HTML page of a result or a Monte Carlo campaign",
         description=(
-            "Write an HTML page a reviewer can open offline: the run's status, degradations "
-            "and events, the metrics in display units against the requirements, every figure "
-            "(embedded), the resolved scenario as TOML, the versions and the machine."
+            "Write an HTML page a reviewer can open offline. Of a result: the run's status, "
+            "degradations and events, the metrics in display units against the requirements, "
+            "every figure (embedded), the resolved scenario as TOML, the versions and the "
+            "machine. Of a Monte Carlo directory: the requirements with each percentile's "
+            "estimate, confidence bound, runs and verdict, the warnings, the sensitivities "
+            "(PRCC), every metric's percentiles, the figures and the dispersions."
         ),
     )
-    rp.add_argument("result", help="directory holding result.npz and manifest.json")
+    rp.add_argument(
+        "result",
+        help="directory holding result.npz and manifest.json, or a Monte Carlo directory",
+    )
     rp.add_argument("--out", help="the HTML file (default: <result>/report.html)")
     _add_common(rp)
     rp.set_defaults(command="report")

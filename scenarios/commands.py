@@ -3,14 +3,16 @@ report, list, show, new, demo.
 
 Each ``cmd_<name>(args)`` takes the arguments parsed by
 :func:`~dqspace.scenarios.cli.build_parser` and returns the exit status (see
-:mod:`dqspace.scenarios.cli`); a problem with what the user asked for raises
-:class:`~dqspace.scenarios.exits.UserError`.  What people read is printed in display units
-with the unit named; files stay SI.
+:mod:`dqspace.scenarios.exits`: ``run`` and ``montecarlo`` exit 3 when a requirement is NOT
+MET and 4 when one is UNDECIDED, unless ``--no-fail``); a problem with what the user asked
+for raises :class:`~dqspace.scenarios.exits.UserError`.  What people read is printed in
+display units with the unit named; files stay SI.
 
 Imports: :func:`dqspace.scenarios.cli.main` loads this module once the arguments are
-parsed.  The scenario, storage and campaign modules load at its top (numpy only); the
-simulation (numba kernels), matplotlib, plotly and Dask load in the command that needs
-them, so that a command never pays for another's.
+parsed.  The scenario, storage and campaign modules load at its top (numpy only; scipy.stats
+loads when a campaign's bounds or sensitivity are computed); the simulation (numba kernels),
+matplotlib, plotly and Dask load in the command that needs them, so that a command never
+pays for another's.
 """
 
 import logging
@@ -21,9 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from .._numba_cache import cache_dir, caches_are_warm
-from .campaigns.montecarlo import montecarlo
+from .campaigns.confidence import NOT_MET, UNDECIDED
+from .campaigns.montecarlo import montecarlo, scenario_requirements
 from .campaigns.sweep import sweep
+from .campaigns.verdicts import judge_run, overall
+from .exits import NOT_MET as EXIT_NOT_MET
 from .exits import OK, RUN_FAILED, UserError, fail
+from .exits import UNDECIDED as EXIT_UNDECIDED
 from .figures.units import format_quantity, format_sweep_table
 from .sim.metrics import METRICS
 from .spec.config import embedded_scenarios, is_plain_name
@@ -71,6 +77,77 @@ def _print_metrics(metrics):
     for name, value in metrics.items():
         unit = METRICS.get(name, ("-",))[0]
         print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
+
+
+def _verdict_exit(status, args) -> int:
+    """The exit status of a verdict (:mod:`dqspace.scenarios.exits`): 3 NOT MET, 4
+    UNDECIDED, 0 MET or with ``--no-fail``."""
+    if args.no_fail:
+        return OK
+    return {NOT_MET: EXIT_NOT_MET, UNDECIDED: EXIT_UNDECIDED}.get(status, OK)
+
+
+def _shown(value, metric):
+    if value is None or value != value:
+        return "n/a"
+    return format_quantity(value, METRICS[metric][0], kind=metric)
+
+
+def _print_run_requirements(table):
+    """A single run's requirements, each judged on its value."""
+    print("requirements (a single run is judged on its values: the percentile and the")
+    print("confidence apply to campaigns, `dqspace montecarlo`):")
+    for r in table:
+        limit = f"{r['op']} {_shown(r['limit'], r['metric'])}"
+        why = " (no value)" if r["status"] == UNDECIDED else ""
+        print(f"  {r['metric']:24s} {_shown(r['value'], r['metric']):>14s} {limit:>14s}  ", end="")
+        print(f"{r['status']}{why}")
+
+
+def _print_campaign_requirements(table):
+    """A campaign's requirements: the sample percentile, its bound at the requirement's
+    confidence, the runs and the verdict."""
+    print("requirements (the percentile of the runs and its distribution-free bound at the")
+    print("requirement's confidence, from order statistics):")
+    rows = [("metric", "requirement", "estimate", "bound", "runs", "verdict")]
+    for r in table:
+        m = r["metric"]
+        limit = _shown(r["limit"], m)
+        side = "upper" if r["op"] == "<=" else "lower"
+        rows.append(
+            (
+                m,
+                f"P{r['percentile']:g} {r['op']} {limit} at {100 * r['confidence']:g} %",
+                _shown(r["value"], m),
+                f"{side} {_shown(r['bound'], m)}" if r["bound"] is not None else "none",
+                str(r["n"]),
+                r["status"],
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        right = zip(row[1:5], widths[1:], strict=True)
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in right]
+        print("  " + "  ".join(cells) + "  " + row[5])
+
+
+def _print_sensitivity(sens, k=3):
+    """The k parameters of largest |PRCC| per metric."""
+    entries = (sens or {}).get("metrics", {})
+    metrics = {m: e for m, e in entries.items() if e["parameters"]}
+    if not metrics:
+        notes = sorted({e["note"] for e in entries.values() if e["note"]})
+        if notes:
+            print(f"sensitivity: not computed ({'; '.join(notes)})")
+        return
+    alpha = sens["significance"]
+    print(f"sensitivity (PRCC of the dispersed parameters, * significant at p < {alpha:g}):")
+    for m, e in metrics.items():
+        top = [
+            f"{p['parameter']} {p['prcc']:+.2f}{'*' if p['significant'] else ''}"
+            for p in e["parameters"][:k]
+        ]
+        print(f"  {m:24s} " + ", ".join(top))
 
 
 def _metric_units():
@@ -126,15 +203,18 @@ def cmd_run(args) -> int:
     duration = cfg["scenario"]["duration"]
     print(f"done: {duration:g} s simulated in {wall:.1f} s wall ({duration / wall:.1f}x real time)")
     metrics = res.manifest.get("metrics")
+    table = []
     if metrics:
         _print_metrics(metrics)
+        table = judge_run(metrics, scenario_requirements(cfg))
+        _print_run_requirements(table)
     for msg in res.manifest.get("degraded", []):
         print(f"degraded: {msg}")
     print(
         f"wrote {out / 'result.npz'}, {out / 'manifest.json'}"
         + "".join(f", {p.name}" for p in files)
     )
-    return OK
+    return _verdict_exit(overall(table), args)
 
 
 def _write_outputs(res, out, cfg):
@@ -197,12 +277,16 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_montecarlo(args) -> int:
-    """``dqspace montecarlo``: N dispersed runs, percentiles, requirements, figures."""
+    """``dqspace montecarlo``: N dispersed runs, percentiles, requirements judged with their
+    confidence, sensitivity, figures."""
     sc = _load(args)
     if args.n < 1:
         raise UserError(f"-n must be a positive number of runs, got {args.n}")
+    if args.batch < 1:
+        raise UserError(f"--batch must be a positive number of runs, got {args.batch}")
     out = Path(args.out) if args.out else Path("runs") / f"{sc.name}-montecarlo"
-    log.info("Monte Carlo of %r: %d runs -> %s", sc.name, args.n, out)
+    how = f"batches of {args.batch} until decided, at most {args.n}" if args.until_confident else ""
+    log.info("Monte Carlo of %r: %s runs -> %s", sc.name, how or args.n, out)
     _compile_notice("the campaign (each worker loads them)")
     try:
         df = montecarlo(
@@ -213,6 +297,8 @@ def cmd_montecarlo(args) -> int:
             workers=args.workers,
             scheduler=args.scheduler,
             progress=args.verbosity >= 0,
+            until_confident=args.until_confident,
+            batch=args.batch,
         )
     except KeyboardInterrupt:
         return fail(f"interrupted: the completed runs are kept in {out}", RUN_FAILED)
@@ -227,18 +313,21 @@ def cmd_montecarlo(args) -> int:
         unit = METRICS[m][0]
         cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
         print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
-    print("requirements:")
-    for r in info["requirements"]:
-        unit = METRICS[r["metric"]][0]
-        value = format_quantity(r["value"], unit, kind=r["metric"])
-        limit = format_quantity(r["limit"], unit, kind=r["metric"])
-        verdict = "PASS" if r["ok"] else "FAIL"
-        print(f"  {r['metric']} P{r['percentile']} = {value} {r['op']} {limit}: {verdict}")
+    _print_campaign_requirements(info["requirements"])
+    for w in info["warnings"]:
+        log.warning("warning: %s", w)
+    _print_sensitivity(info["sensitivity"])
+    stop = info.get("until_confident")
+    if stop:
+        why = "every verdict decided" if stop["stopped"] == "decided" else "the cap (-n) reached"
+        print(f"stopped after {len(df)} runs ({stop['batches']} batches): {why}")
     print(
-        f"{len(df)} runs, {info['n_failed']} failed; wrote {out / 'metrics.csv'}, "
-        f"{out / 'montecarlo.json'}" + "".join(f", {p}" for p in figures)
+        f"{len(df)} runs, {info['n_failed']} failed; verdict {info['verdict']}; wrote "
+        f"{out / 'metrics.csv'}, {out / 'montecarlo.json'}" + "".join(f", {p}" for p in figures)
     )
-    return RUN_FAILED if info["n_failed"] else OK
+    if info["n_failed"]:
+        return RUN_FAILED
+    return _verdict_exit(info["verdict"], args)
 
 
 def _security(args):
@@ -343,12 +432,15 @@ def cmd_animate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """``dqspace report``: one self-contained HTML page of a result."""
-    from .figures.report import write_report  # matplotlib (the figures it embeds)
+    """``dqspace report``: one self-contained HTML page of a result or of a Monte Carlo
+    campaign."""
+    from .figures import report  # matplotlib (the figures it embeds)
 
-    res = Results.load(args.result)
     out = Path(args.out) if args.out else Path(args.result) / "report.html"
-    path = write_report(res, out, source=args.result)
+    if (Path(args.result) / "montecarlo.json").is_file():
+        path = report.write_campaign_report(args.result, out)
+    else:
+        path = report.write_report(Results.load(args.result), out, source=args.result)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, self-contained: open it offline)")
     return OK
 

@@ -17,6 +17,9 @@ A requirement ``P_p(X) <= limit`` is **MET** (at confidence c) when the upper bo
 or below the limit, **NOT MET** when the lower bound is above it, and **UNDECIDED**
 otherwise (more runs decide it); a requirement ``P_p(X) >= limit`` the other way round.
 Nothing here depends on how the runs were made.
+
+A single run is judged on its value (:func:`value_verdict`): the percentile and the
+confidence do not apply to one run.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
+
+from ..spec.requirements import DEFAULT_CONFIDENCE
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -39,10 +43,10 @@ __all__ = [
     "lower_rank",
     "percentile_bounds",
     "verdict",
+    "value_verdict",
 ]
 
-#: the confidence of a percentile claim unless a requirement says otherwise
-DEFAULT_CONFIDENCE = 0.95
+#: the statuses of a verdict
 MET, NOT_MET, UNDECIDED = "MET", "NOT MET", "UNDECIDED"
 
 
@@ -72,6 +76,8 @@ def upper_rank(n: int, p: float, confidence: float = DEFAULT_CONFIDENCE) -> int 
     """The rank k (1-based) of the order statistic that bounds the p-quantile from above
     at this confidence: the smallest k with ``binom.cdf(k - 1, n, p) >= confidence``; None
     when even the largest of n runs is not enough (``n < min_runs(p, confidence)``)."""
+    from scipy.stats import binom  # heavy (all of scipy.stats): loaded when a bound is asked
+
     n, p, c = _check(n, p, confidence)
     ok = np.flatnonzero(binom.cdf(np.arange(n), n, p) >= c)
     return int(ok[0]) + 1 if ok.size else None
@@ -81,6 +87,8 @@ def lower_rank(n: int, p: float, confidence: float = DEFAULT_CONFIDENCE) -> int 
     """The rank k (1-based) of the order statistic that bounds the p-quantile from below at
     this confidence: the largest k with ``binom.sf(k - 1, n, p) >= confidence``
     (``P(x_(k) <= xi_p)``); None when even the smallest run is not enough."""
+    from scipy.stats import binom  # heavy (all of scipy.stats): loaded when a bound is asked
+
     n, p, c = _check(n, p, confidence)
     ok = np.flatnonzero(binom.sf(np.arange(n), n, p) >= c)
     return int(ok[-1]) + 1 if ok.size else None
@@ -142,11 +150,12 @@ def percentile_bounds(values, percentile: float, confidence: float = DEFAULT_CON
 @dataclass(frozen=True)
 class Verdict:
     """A requirement judged on n runs: ``status`` (:data:`MET`, :data:`NOT_MET`,
-    :data:`UNDECIDED`), the ``bound`` it was judged on, the requirement's ``op`` and
-    ``limit``, and ``reason`` (one line)."""
+    :data:`UNDECIDED`), the ``bound`` it was judged on (None for a single run judged on its
+    value, :func:`value_verdict`), the requirement's ``op`` and ``limit``, and ``reason``
+    (one line)."""
 
     status: str
-    bound: Bound
+    bound: Bound | None
     op: str
     limit: float
     reason: str
@@ -179,3 +188,18 @@ def verdict(values, op: str, limit: float, percentile: float,
     else:
         why = f"{name} not decided at {c} by {b.n} runs"
     return Verdict(UNDECIDED, b, op, limit, why)
+
+
+def value_verdict(value: float, op: str, limit: float) -> Verdict:
+    """Judge one run's ``value op limit`` (no percentile, no confidence: a single run is
+    judged on its value): :data:`MET` or :data:`NOT_MET`, :data:`UNDECIDED` when the value
+    is not a finite number (the run has no value for the metric, e.g. it ended before the
+    metric's window)."""
+    if op not in ("<=", ">="):
+        raise ValueError(f"op must be '<=' or '>=', got {op!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        return Verdict(UNDECIDED, None, op, limit, "no value (a single run)")
+    ok = value <= limit if op == "<=" else value >= limit
+    why = f"value {value:g} {'within' if ok else 'beyond'} {op} {limit:g} (a single run)"
+    return Verdict(MET if ok else NOT_MET, None, op, limit, why)

@@ -4,25 +4,38 @@
 (:class:`~dqspace.scenarios.spec.dispersions.Dispersions`, sample i reproducible alone), runs
 them with :func:`~dqspace.scenarios.campaigns.sweep.sweep` (the same machinery: a local
 cluster or a scheduler, resumable, per-run storage under ``out``) and reports every metric's
-50th, 95th and 99th percentiles and a requirement table (:func:`scenario_requirements`: the
-scenario's ``requirements`` table when it has one, else :data:`DEFAULT_REQUIREMENTS`: base
-position <= 1 mm, attitude <= 0.05 deg and end-effector error <= 1 mm, each at the 99th
-percentile; both defined in :mod:`dqspace.scenarios.spec.requirements`).
+50th, 95th and 99th percentiles and the requirements judged with their confidence
+(:func:`scenario_requirements`: the scenario's ``[requirements]`` table over
+:data:`DEFAULT_REQUIREMENTS`: base position <= 1 mm, attitude <= 0.05 deg and end-effector
+error <= 1 mm, each at the 99th percentile and 95 % confidence; both defined in
+:mod:`dqspace.scenarios.spec.requirements`).  Each requirement's row
+(:func:`~dqspace.scenarios.campaigns.verdicts.judge_campaign`) holds the sample percentile,
+its distribution-free bound at the requirement's confidence
+(:mod:`~dqspace.scenarios.campaigns.confidence`), the runs, and the verdict MET / NOT MET /
+UNDECIDED; a warning says when the runs are too few to bound the percentile, and how many
+are needed.  ``until_confident`` runs :data:`BATCH` runs at a time until every verdict is
+decided (or ``n``, the cap, is reached).  The sensitivity of each required metric to each
+dispersed parameter (:mod:`~dqspace.scenarios.campaigns.sensitivity`: PRCC and p-values) is
+computed from the same runs.
 
 With ``out`` each run also keeps its errors over time, decimated to
 :data:`ENVELOPE_SAMPLES` bins (:func:`envelope_series`: the largest value in each bin, so
 the series' maximum is the run's metric), in ``<out>/variants/<id>/series.npz``, and the
-campaign writes ``montecarlo.json`` (seed, N, dispersions, percentiles, requirements).
-The figures, ``montecarlo.png`` (histograms of the required metrics with their limits)
-and ``montecarlo_envelopes.png`` (percentile bands over time, :func:`envelopes`), are drawn
-from those files by :func:`dqspace.scenarios.figures.campaign_plots.plot_montecarlo`:
-``dqspace montecarlo`` does so after the campaign (unless ``--no-plots``) and
-``dqspace plot <out>`` redraws them.
+campaign writes ``montecarlo.json``: ``n`` (runs made), ``seed``, ``scenario``,
+``dispersions``, ``percentiles``, ``requirements`` (the rows), ``verdict`` (the overall
+one), ``warnings``, ``n_failed``, ``sensitivity`` and, with ``until_confident``, ``{cap,
+batch, batches, stopped}`` (``stopped``: ``"decided"`` or ``"cap"``).  The figures,
+``montecarlo.png`` (histograms of the required metrics with their limits, percentiles and
+bounds), ``montecarlo_envelopes.png`` (percentile bands over time, :func:`envelopes`) and
+``montecarlo_sensitivity.png`` (a tornado plot of the PRCC), are drawn from those files by
+:func:`dqspace.scenarios.figures.campaign_plots.plot_montecarlo`: ``dqspace montecarlo``
+does so after the campaign (unless ``--no-plots``) and ``dqspace plot <out>`` redraws them.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,13 +44,18 @@ import numpy as np
 
 from ..sim.metrics import METRICS
 from ..spec import requirements as spec_requirements
-from ..spec.dispersions import Dispersions, percentiles, requirement_table
+from ..spec.dispersions import Dispersions, percentiles
 from ..spec.requirements import DEFAULT_REQUIREMENTS
+from ..store.storage import atomic_write_bytes
 from ..store.sweep_store import SERIES_FILE
-from .sweep import sweep
+from .confidence import UNDECIDED
+from .sensitivity import campaign_sensitivity
+from .sweep import connect, sweep
+from .verdicts import campaign_warnings, judge_campaign, overall
 
 __all__ = [
     "montecarlo",
+    "BATCH",
     "DEFAULT_REQUIREMENTS",
     "scenario_requirements",
     "ENVELOPE_SERIES",
@@ -57,13 +75,17 @@ ENVELOPE_SERIES = {
 }
 #: bins per run of the stored series
 ENVELOPE_SAMPLES = 200
+#: runs per batch of a campaign that stops once its verdicts are decided (``until_confident``)
+BATCH = 50
+
+log = logging.getLogger("dqspace.montecarlo")
 
 
 # ------------------------------------------------------------------ requirements
 
 
 def scenario_requirements(config: Mapping | None) -> dict:
-    """The requirements ``{metric: (op, limit, percentile)}`` of a resolved scenario:
+    """The requirements ``{metric: Requirement}`` of a resolved scenario:
     :func:`dqspace.scenarios.spec.requirements.scenario_requirements` with the metrics of a
     closed-loop run (:data:`dqspace.scenarios.sim.metrics.METRICS`).
 
@@ -185,6 +207,55 @@ def envelopes(series: Sequence[Mapping], q: Sequence[float] = (50, 95, 99)) -> d
 # ------------------------------------------------------------------ the campaign
 
 
+def _judge(df, requirements):
+    rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
+    return rows, judge_campaign(rows, requirements)
+
+
+def _run_batches(scenario, samples, *, batch, requirements, out, workers, scheduler, progress):
+    """``--until-confident``: the samples in batches of ``batch`` on one cluster until every
+    requirement is decided (or the samples run out); returns (df, batches, reason)."""
+    import pandas as pd  # heavy: loaded when a campaign runs
+
+    series = envelope_series if out is not None else None
+    if scheduler is None and workers is None:
+        workers = max(1, min(os.cpu_count() or 1, batch, len(samples)))
+    parts, stats, reason = [], [], "cap"
+    with connect(scheduler, workers) as client:
+        for start in range(0, len(samples), batch):
+            part = sweep(
+                scenario,
+                samples=samples[start : start + batch],
+                out=out,
+                scheduler="synchronous" if client is None else client,
+                progress=progress,
+                series=series,
+            )
+            parts.append(part)
+            stats.append(part.attrs["sweep"])
+            df = pd.concat(parts, ignore_index=True)
+            table = _judge(df, requirements)[1]
+            log.info(
+                "until confident: %d runs: %s",
+                len(df),
+                ", ".join(f"{r['metric']} {r['status']}" for r in table),
+            )
+            if overall(table) != UNDECIDED:
+                reason = "decided"
+                break
+    df.attrs["sweep"] = {
+        "wall_time": sum(a["wall_time"] for a in stats),
+        "n_run": sum(a["n_run"] for a in stats),
+        "n_cached": sum(a["n_cached"] for a in stats),
+        "n_failed": int(df["error"].notna().sum()),
+        "out": stats[-1]["out"],
+        "damaged": [d for a in stats for d in a["damaged"]],
+    }
+    if out is not None:  # each batch's sweep wrote its own rows: the campaign's, all of them
+        atomic_write_bytes(Path(out) / "metrics.csv", df.to_csv(index=False).encode())
+    return df, len(parts), reason
+
+
 def montecarlo(
     scenario,
     n: int,
@@ -196,52 +267,80 @@ def montecarlo(
     workers: int | None = None,
     scheduler: object = None,
     progress: bool = True,
+    until_confident: bool = False,
+    batch: int = BATCH,
 ):
     """Run a Monte Carlo campaign; returns the sweep's DataFrame (one row per run) with
-    ``df.attrs["montecarlo"]`` = {n, seed, dispersions, percentiles, requirements}.
+    ``df.attrs["montecarlo"]`` (what ``montecarlo.json`` holds: module docstring).
 
     Parameters
     ----------
     scenario : Scenario (its ``dispersions`` table is used unless ``dispersions`` is given;
         an explicit empty table varies only each run's ``scenario.seed``: its noise)
-    n : number of runs
+    n : number of runs (with ``until_confident``: the most runs)
     seed : root seed of the draws (default: ``scenario.seed``)
-    requirements : {metric: (op, limit, percentile)}, default
+    requirements : {metric: Requirement or (op, limit, percentile[, confidence])}, default
         :func:`scenario_requirements` of the scenario
     out, workers, scheduler, progress : as :func:`dqspace.scenarios.campaigns.sweep.sweep`;
         with ``out`` every run also stores :func:`envelope_series` and the campaign
         ``montecarlo.json`` (the figures: ``plot_montecarlo(out)``, module docstring)
+    until_confident : run ``batch`` runs at a time (on one cluster) and stop once every
+        requirement's verdict is MET or NOT MET at its confidence, or after ``n`` runs.
+        Run i is the same whatever the batching, so a campaign that stopped at N runs is
+        the first N runs of a longer one.  Stopping when the verdict is decided is a
+        sequential test: the chance of a wrong verdict is somewhat above the nominal
+        ``1 - confidence``.
+    batch : runs per batch with ``until_confident`` (:data:`BATCH`)
     """
     table = scenario.dispersions if dispersions is None else dict(dispersions)
     if not table and dispersions is None:
         raise ValueError(
             f"scenario {scenario.name!r} has no [dispersions] table: nothing to disperse"
         )
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive number of runs, got {batch!r}")
     disp = Dispersions.from_table(table, scenario.config)
     seed = scenario.config["scenario"]["seed"] if seed is None else int(seed)
-    samples = disp.samples(n, seed)
-    df = sweep(
-        scenario,
-        samples=samples,
-        out=out,
-        workers=workers,
-        scheduler=scheduler,
-        progress=progress,
-        series=envelope_series if out is not None else None,
-    )
-    rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
     if requirements is None:
         requirements = scenario_requirements(scenario.config)
-    req = requirement_table(rows, requirements)
+    samples = disp.samples(n, seed)
+    if until_confident:
+        df, batches, reason = _run_batches(
+            scenario,
+            samples,
+            batch=batch,
+            requirements=requirements,
+            out=out,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+        )
+    else:
+        df = sweep(
+            scenario,
+            samples=samples,
+            out=out,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+            series=envelope_series if out is not None else None,
+        )
+    rows, req = _judge(df, requirements)
     info = {
-        "n": int(n),
+        "n": len(df),
         "seed": seed,
         "scenario": scenario.name,
         "dispersions": table,
         "percentiles": {m: percentiles(v) for m, v in rows.items()},
         "requirements": req,
+        "verdict": overall(req),
+        "warnings": campaign_warnings(req),
         "n_failed": int(df["error"].notna().sum()),
+        "sensitivity": campaign_sensitivity(df, list(table), [r["metric"] for r in req]),
     }
+    if until_confident:
+        info["until_confident"] = {"cap": int(n), "batch": batch, "batches": batches}
+        info["until_confident"]["stopped"] = reason
     df.attrs["montecarlo"] = info
     if out is not None:
         out = Path(out)

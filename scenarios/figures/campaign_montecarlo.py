@@ -1,7 +1,8 @@
 """Figures of a Monte Carlo campaign: percentile envelopes over time
-(:func:`plot_envelopes`), the metrics' histograms against the requirements
-(:func:`plot_histograms`), and both written from a campaign directory
-(:func:`plot_montecarlo`)."""
+(:func:`plot_envelopes`), the metrics' histograms against the requirements with each
+percentile's confidence bound and verdict (:func:`plot_histograms`), the tornado plot of
+the sensitivities (:func:`dqspace.scenarios.figures.campaign_sensitivity.plot_sensitivity`),
+all written from a campaign directory (:func:`plot_montecarlo`)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..campaigns.confidence import MET
 from ..campaigns.montecarlo import ENVELOPE_SERIES, envelopes, load_envelope_series
+from ..campaigns.verdicts import judge_campaign, overall
 from ..sim.metrics import METRICS
 from ..store.results import ResultError
 from ..store.sweep_store import load_sweep
+from .campaign_sensitivity import plot_sensitivity
 from .common import (
     LIMIT_STYLE,
-    STATUS_COLOR,
+    VERDICT_COLORS,
     campaign_figure,
     legend,
     log_view,
@@ -29,7 +33,7 @@ from .common import (
 )
 from .units import format_number, to_display
 
-__all__ = ["plot_envelopes", "plot_histograms", "plot_montecarlo"]
+__all__ = ["plot_envelopes", "plot_histograms", "plot_montecarlo", "verdict_text"]
 
 _ENVELOPE_LABELS = {
     "base_pos_err_max": "base position error,\nlargest axis",
@@ -38,12 +42,17 @@ _ENVELOPE_LABELS = {
 }
 
 
-def plot_envelopes(env: Mapping, requirements: Mapping, *, name="", n_runs=None) -> Figure:
+def plot_envelopes(
+    env: Mapping, requirements: Mapping, *, name="", n_runs=None, verdicts=()
+) -> Figure:
     """Percentile bands over time of a campaign
     (:func:`dqspace.scenarios.campaigns.montecarlo.envelopes`): min-max shaded, P50 / P95 /
     P99 as solid / dashed / dash-dot lines, on log axes with the requirements ``{metric:
-    (op, limit, percentile)}`` dotted; the end-effector panel hatches the transient its
-    metric leaves out."""
+    Requirement or (op, limit, percentile)}`` dotted; the end-effector panel hatches the
+    transient its metric leaves out.  ``verdicts``: the campaign's requirement rows
+    (:func:`dqspace.scenarios.campaigns.verdicts.judge_campaign`), stated above their
+    panels."""
+    judged = {r["metric"]: r for r in verdicts}
     names = [m for m in ENVELOPE_SERIES if m in env]
     if not names:
         raise ValueError("envelopes: no series to draw")
@@ -94,15 +103,20 @@ def plot_envelopes(env: Mapping, requirements: Mapping, *, name="", n_runs=None)
             [f"peak P99 {format_number(np.nanmax(conv['p99']))} {unit}"] if "p99" in conv else []
         )
         if m in requirements and requirements[m][0] == "<=":
-            op, limit, pct = requirements[m]
+            _, limit, pct = tuple(requirements[m])[:3]
             lim = to_display(limit, si, kind=m)[0]
             ax.axhline(
                 lim,
                 **LIMIT_STYLE,
                 gid="requirement",
-                label=f"requirement ≤ {format_number(lim)} {unit}\nat P{pct}",
+                label=f"requirement ≤ {format_number(lim)} {unit}\nat P{pct:g}",
             )
-            parts.append(f"requirement ≤ {format_number(lim)} {unit} at P{pct} of the runs' maxima")
+            if m in judged:
+                parts.append("the runs' maxima " + verdict_text(judged[m], unit, m))
+            else:
+                parts.append(
+                    f"requirement ≤ {format_number(lim)} {unit} at P{pct:g} of the runs' maxima"
+                )
             extra.append(lim)
         if m == "ee_max" and len(t):
             tr = transient()
@@ -118,7 +132,8 @@ def plot_envelopes(env: Mapping, requirements: Mapping, *, name="", n_runs=None)
         ax.set_yscale("log")
         log_view(ax, np.concatenate([pos["min"], pos["max"]]), extra, decades=3.0)
         ax.set_ylabel(f"{_ENVELOPE_LABELS.get(m, what)}\n[{unit}]")
-        ax.set_title("; ".join(parts), loc="left", fontsize="small")
+        color = VERDICT_COLORS.get(judged[m]["status"], "k") if m in judged else "k"
+        ax.set_title("; ".join(parts), loc="left", fontsize="small", color=color)
         ax.grid(True, alpha=0.3)
         legend(ax)
     axes[-1, 0].set_xlabel("time [s]")
@@ -126,15 +141,32 @@ def plot_envelopes(env: Mapping, requirements: Mapping, *, name="", n_runs=None)
     return fig
 
 
+def verdict_text(row: Mapping, unit: str, kind: str) -> str:
+    """``MET: P99 ≤ 1 mm at 95 % (upper bound 0.82 mm, 299 runs)`` of a requirement row
+    (:func:`dqspace.scenarios.campaigns.verdicts.judge_campaign`), in display units."""
+    m, op = row["metric"], {"<=": "≤", ">=": "≥"}.get(row["op"], row["op"])
+    si = METRICS[m][0]
+    limit = format_number(to_display(row["limit"], si, kind=kind)[0])
+    head = f"{row['status']}: P{row['percentile']:g} {op} {limit} {unit}"
+    head += f" at {100 * row['confidence']:g} %"
+    if row.get("bound") is None:
+        return f"{head} ({row['n']} runs: too few for a bound, {row['min_runs']} needed)"
+    side = "upper" if row["op"] == "<=" else "lower"
+    bound = format_number(to_display(row["bound"], si, kind=kind)[0])
+    return f"{head} ({side} bound {bound} {unit}, {row['n']} runs)"
+
+
 def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name="", n=None):
     """A histogram per required metric (display units) with its limit (dashed, or said to
-    be off scale) and the percentile the requirement is judged at; PASS / FAIL above."""
+    be off scale), the sample percentile the requirement is judged at (solid) and its
+    confidence bound (dash-dot); the verdict (MET / NOT MET / UNDECIDED, coloured) above
+    each panel and the overall one in the title.  ``requirement_rows``: the rows of
+    :func:`dqspace.scenarios.campaigns.verdicts.judge_campaign`."""
     req = list(requirement_rows)
     if not req:
         raise ValueError("histograms: no requirements")
-    fig = Figure(figsize=(4.4 * len(req), 3.6), layout="constrained")
+    fig = Figure(figsize=(4.6 * len(req), 3.9), layout="constrained")
     axes = fig.subplots(1, len(req), squeeze=False)[0]
-    failed = any(not r["ok"] for r in req)
     for ax, r in zip(axes, req, strict=True):
         m = r["metric"]
         si = METRICS[m][0]
@@ -150,31 +182,53 @@ def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name=
             ax.axvline(limit, color="k", ls="--", lw=1.8, label=req_label, gid="requirement")
         else:  # far off: drawing it would squash the histogram
             ax.plot([], [], color="k", ls="--", lw=1.8, label=req_label + " (off scale)")
-        ax.axvline(
-            at,
-            color="C0",
-            lw=1.8,
-            ls="-",
-            label=f"P{r['percentile']} = {format_number(at)} {unit}",
-            gid="percentile",
-        )
+        pct = f"P{r['percentile']:g}"
+        label = f"{pct} = {format_number(at)} {unit}"
+        ax.axvline(at, color="C0", lw=1.8, ls="-", label=label, gid="percentile")
+        side = "upper" if r["op"] == "<=" else "lower"
+        conf = f"{100 * r['confidence']:g} %"
+        if r.get("bound") is not None:
+            b = to_display(r["bound"], si, kind=m)[0]
+            rank = r[f"{side}_rank"]
+            ax.axvline(
+                b,
+                color="C3",
+                lw=1.8,
+                ls="-.",
+                gid="bound",
+                label=f"{pct} {side} bound at {conf} = {format_number(b)} {unit}\n"
+                f"(run {rank} of {r['n']} sorted)",
+            )
+        else:
+            ax.plot([], [], color="C3", ls="-.", label=f"no {side} bound at {conf}: {r['n']} runs")
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel(f"{m} [{unit}]")
         ax.set_ylabel("runs [-]")
         ax.set_title(
-            "PASS" if r["ok"] else "FAIL",
+            verdict_text(r, unit, m).replace(" (", "\n(", 1),
             loc="left",
             fontsize="small",
-            color="k" if r["ok"] else STATUS_COLOR,
+            color=VERDICT_COLORS.get(r["status"], "k"),
             fontweight="bold",
         )
         ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
+    status = overall(req)
     fig.suptitle(
-        f"{name}: Monte Carlo, {n} runs" + (" — a requirement FAILS" if failed else ""),
-        color=STATUS_COLOR if failed else "k",
+        f"{name}: Monte Carlo, {n} runs; requirements {status}"
+        + ("" if status == MET else " (at their confidence)"),
+        color=VERDICT_COLORS.get(status, "k"),
     )
     plain_ticks(fig)
     return fig
+
+
+def _requirement_rows(info, rows):
+    """The campaign's requirement rows; a campaign stored before the rows carried their
+    bounds and verdicts (no ``status``) is judged again from its runs."""
+    req = info["requirements"]
+    if all("status" in r for r in req):
+        return req
+    return judge_campaign(rows, {r["metric"]: (r["op"], r["limit"], r["percentile"]) for r in req})
 
 
 def plot_montecarlo(
@@ -182,9 +236,10 @@ def plot_montecarlo(
     formats: Sequence[str] = ("png",),
     figures_dir: str | os.PathLike | None = None,
 ) -> list[Path]:
-    """Write ``montecarlo.<fmt>`` (histograms) and ``montecarlo_envelopes.<fmt>``
-    (when the runs stored their series) of a campaign directory (``montecarlo.json``,
-    the stored variants) into ``figures_dir`` (default ``out``)."""
+    """Write ``montecarlo.<fmt>`` (histograms), ``montecarlo_envelopes.<fmt>`` (when the
+    runs stored their series) and ``montecarlo_sensitivity.<fmt>`` (when the campaign has
+    sensitivities) of a campaign directory (``montecarlo.json``, the stored variants) into
+    ``figures_dir`` (default ``out``)."""
     out = Path(out)
     path = out / "montecarlo.json"
     try:
@@ -195,12 +250,15 @@ def plot_montecarlo(
     df = load_sweep(out)
     name, n = info.get("scenario", out.name), info.get("n", len(df))
     rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
-    paths = save(
-        plot_histograms(rows, info["requirements"], name=name, n=n), where / "montecarlo", formats
-    )
+    req = _requirement_rows(info, rows)
+    paths = save(plot_histograms(rows, req, name=name, n=n), where / "montecarlo", formats)
     _, series = load_envelope_series(out, list(df["variant"]) if len(df) else None)
     if series:
-        req = {r["metric"]: (r["op"], r["limit"], r["percentile"]) for r in info["requirements"]}
-        fig = plot_envelopes(envelopes(series), req, name=name, n_runs=n)
+        spec = {r["metric"]: (r["op"], r["limit"], r["percentile"]) for r in req}
+        fig = plot_envelopes(envelopes(series), spec, name=name, n_runs=n, verdicts=req)
         paths += save(fig, where / "montecarlo_envelopes", formats)
+    sens = info.get("sensitivity") or {}
+    if any(e.get("parameters") for e in sens.get("metrics", {}).values()):
+        fig = plot_sensitivity(sens, name=name, n=n)
+        paths += save(fig, where / "montecarlo_sensitivity", formats)
     return paths

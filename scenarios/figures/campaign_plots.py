@@ -9,17 +9,21 @@ as colours, requirements as dotted black lines with the metric's value stated):
   2000]``);
 - :func:`plot_sweep_tradeoff` and :func:`plot_pareto`: a sweep's metrics against the
   swept parameter, and the Pareto front of two metrics (both minimised);
-- :func:`plot_envelopes` and :func:`plot_histograms`: a Monte Carlo campaign's percentile
-  bands over time and its metrics' histograms; :func:`plot_montecarlo` writes both from a
-  campaign directory;
+- :func:`plot_envelopes`, :func:`plot_histograms` and :func:`plot_sensitivity`: a Monte
+  Carlo campaign's percentile bands over time, its metrics' histograms with the
+  requirements' confidence bounds and verdicts, and the tornado plot of which dispersed
+  parameter drives each metric; :func:`plot_montecarlo` writes them from a campaign
+  directory;
 - :func:`save` writes a figure in several formats.
 
 This module gathers them from their modules: :mod:`.campaign_runs` (overlays),
-:mod:`.campaign_sweep` (sweeps) and :mod:`.campaign_montecarlo` (Monte Carlo).
+:mod:`.campaign_sweep` (sweeps), :mod:`.campaign_montecarlo` and
+:mod:`.campaign_sensitivity` (Monte Carlo).
 """
 
 from .campaign_montecarlo import plot_envelopes, plot_histograms, plot_montecarlo
 from .campaign_runs import plot_runs, run_labels
+from .campaign_sensitivity import plot_sensitivity
 from .campaign_sweep import (
     TRADEOFF_METRICS,
     pareto_front,
@@ -40,5 +44,6 @@ __all__ = [
     "plot_envelopes",
     "plot_histograms",
     "plot_montecarlo",
+    "plot_sensitivity",
     "save",
 ]

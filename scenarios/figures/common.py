@@ -9,7 +9,7 @@ for a run that did not complete, requirements and limits as dotted black lines w
 metric's value stated.
 
 Requirements come from one table (:func:`requirement_limits`): the scenario's
-``requirements``, else :data:`dqspace.scenarios.campaigns.montecarlo.DEFAULT_REQUIREMENTS`.
+``[requirements]`` over :data:`dqspace.scenarios.spec.requirements.DEFAULT_REQUIREMENTS`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
-# DEFAULT_REQUIREMENTS and scenario_requirements move to spec/requirements.py; read from
-# campaigns.montecarlo, which keeps them importable, until then
-from ..campaigns.montecarlo import DEFAULT_REQUIREMENTS, scenario_requirements
+from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
+from ..campaigns.montecarlo import scenario_requirements
 from ..sim.metrics import METRICS, summarize
+from ..spec.requirements import DEFAULT_REQUIREMENTS
 from ..spec.schema import SCHEMA
 from .units import format_compact, format_number, format_quantity, to_display
 
@@ -37,6 +37,7 @@ __all__ = [
     "EVENT_STYLE",
     "LIMIT_STYLE",
     "STATUS_COLOR",
+    "VERDICT_COLORS",
     "component_style",
     "scenario_config",
     "scenario_section",
@@ -75,9 +76,9 @@ __all__ = [
 
 
 #: the default requirements (metric -> limit in the metric's SI unit), read from
-#: :data:`dqspace.scenarios.campaigns.montecarlo.DEFAULT_REQUIREMENTS` (one table for
+#: :data:`dqspace.scenarios.spec.requirements.DEFAULT_REQUIREMENTS` (one table for
 #: figures, reports and campaigns)
-REQUIREMENTS = {m: limit for m, (op, limit, _) in DEFAULT_REQUIREMENTS.items() if op == "<="}
+REQUIREMENTS = {m: r.limit for m, r in DEFAULT_REQUIREMENTS.items() if r.op == "<="}
 
 #: the names of a vector's components
 XYZ = ("x", "y", "z")
@@ -89,6 +90,8 @@ EVENT_STYLE = {"color": "0.25", "ls": (0, (6, 2, 1, 2)), "lw": 1.0}
 LIMIT_STYLE = {"color": "k", "ls": (0, (1, 1.2)), "lw": 1.6}
 #: the colour of a title, a line or a mark saying that a run did not complete or failed
 STATUS_COLOR = "#b00000"
+#: the colour of a requirement's verdict: MET black, NOT MET red, UNDECIDED dark orange
+VERDICT_COLORS = {MET: "k", NOT_MET: STATUS_COLOR, UNDECIDED: "#a85a00"}
 
 
 # ------------------------------------------------------------------ titles and status
@@ -351,7 +354,7 @@ def requirement_limits(res) -> dict:
     scenario's ``requirements`` table, else the defaults (see
     :func:`dqspace.scenarios.campaigns.montecarlo.scenario_requirements`)."""
     req = scenario_requirements(scenario_config(res))
-    return {m: limit for m, (op, limit, _) in req.items() if op == "<="}
+    return {m: r.limit for m, r in req.items() if r.op == "<="}
 
 
 # ------------------------------------------------- magnitudes against their limits

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from .requirements import requirement_entry
+
 __all__ = [
     "ScenarioError",
     "Field",
@@ -64,7 +66,9 @@ class Field:
 
     kind : "float" | "int" | "bool" | "str" | "vec" (list of floats) | "choice" |
         "name" (a plain name: ASCII letters, digits, ``-``, ``_``, ``.``, not starting
-        with ``.``, 1 to 100 characters; safe as a file name)
+        with ``.``, 1 to 100 characters; safe as a file name) | "requirement" (a limit, a
+        table or a list, kept as the table ``{op, limit, percentile, confidence}``: see
+        :func:`dqspace.scenarios.spec.requirements.parse_requirement`)
     length : required list length for "vec" (None: any non-empty length)
     empty : "vec" only: an empty list is accepted (it means "derived", see the key's doc)
     """
@@ -213,7 +217,17 @@ def _coerce_vec(value, f, source, key):
     return [_coerce_float(x, item, source, f"{key}[{i}]") for i, x in enumerate(value)]
 
 
+def _coerce_requirement(value, f, source, key):
+    if value is None:  # no requirement (TOML has no null: a resolved scenario's default)
+        return None
+    try:
+        return requirement_entry(value, key)
+    except ValueError as exc:
+        raise ScenarioError(f"{source}: {exc}") from None
+
+
 _COERCE = {
+    "requirement": _coerce_requirement,
     "bool": _coerce_bool,
     "str": _coerce_str,
     "name": _coerce_name,
@@ -246,6 +260,8 @@ def _validate_table(table, fields, source, prefix, section):
             out[name] = _coerce(table[name], f, source, key)
         elif f.required:
             raise ScenarioError(f"{_where(source, key)}: missing value ({f.doc or f.kind})")
+        elif isinstance(f.default, dict):  # a table: each scenario gets its own copy
+            out[name] = dict(f.default)
         else:
             out[name] = f.default
     return out
@@ -456,6 +472,8 @@ def apply_overrides(doc, overrides, source="--set", schema=None):
 #: TOML's short escapes; other control characters are written \\uXXXX
 _ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"'}
 _ESCAPES["\\"] = "\\\\"
+#: a TOML bare key
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _toml_string(s):
@@ -473,11 +491,12 @@ def _toml_string(s):
 
 def toml_value(v) -> str:
     """A scenario value as TOML text: a bool, int, float (``nan``, ``inf`` included),
-    string (escaped) or a list of those; reads back to the same value.
+    string (escaped), a list of those or a table of those (an inline table, ``{op = "<=",
+    limit = 0.001}``); reads back to the same value.
 
     Raises
     ------
-    TypeError : any other type (a dict, None, an object)
+    TypeError : any other type (None, an object)
     """
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -491,6 +510,12 @@ def toml_value(v) -> str:
         return _toml_string(v)
     if isinstance(v, list):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        items = (
+            f"{k if _BARE_KEY.fullmatch(str(k)) else _toml_string(str(k))} = {toml_value(x)}"
+            for k, x in v.items()
+        )
+        return "{" + ", ".join(items) + "}"
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 

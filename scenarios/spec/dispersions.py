@@ -151,10 +151,14 @@ def percentiles(values, q=(50, 95, 99)) -> dict[int, float]:
 
 
 def requirement_table(rows: Mapping[str, Sequence[float]], requirements: Mapping) -> list[dict]:
-    """One row per requirement ``{metric: (op, limit, percentile)}``, op ``"<="`` or ``">="``:
-    the metric's value at that percentile, the limit and whether it passes."""
+    """One row per requirement ``{metric: (op, limit, percentile)}`` (or a
+    :class:`~dqspace.scenarios.spec.requirements.Requirement`), op ``"<="`` or ``">="``:
+    the metric's sample value at that percentile, the limit and whether that value is within
+    it (no confidence: campaigns judge with
+    :func:`dqspace.scenarios.campaigns.verdicts.judge_campaign`)."""
     out = []
-    for metric, (op, limit, pct) in requirements.items():
+    for metric, spec in requirements.items():
+        op, limit, pct = tuple(spec)[:3]
         if metric not in rows:
             raise ValueError(
                 f"requirement on {metric!r}: no such metric{did_you_mean(metric, rows)}"

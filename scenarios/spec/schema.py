@@ -3,6 +3,7 @@ and range.  ``dqspace show SCENARIO`` prints a scenario resolved against it."""
 
 from .config import Field as F
 from .config import Section
+from .requirements import DEFAULT_REQUIREMENTS
 
 __all__ = ["SCHEMA", "MIN_STEP"]
 
@@ -547,5 +548,40 @@ SCHEMA = {
             "csv": F("bool", False),
             "checkpoint_every": F("float", 1.0, "s", **_POS, doc="simulated time between saves"),
         }
+    ),
+    # the metrics of a closed-loop run (dqspace.scenarios.sim.metrics.METRICS; a test
+    # keeps the two lists equal): a requirement on each, the defaults on three
+    "requirements": Section(
+        {
+            name: F(
+                "requirement",
+                DEFAULT_REQUIREMENTS[name].as_dict() if name in DEFAULT_REQUIREMENTS else None,
+                doc=f"requirement on the metric {name}: a limit in its SI unit, or "
+                "{limit, op, percentile, confidence} (campaigns judge the percentile at the "
+                "confidence; a single run its value)",
+            )
+            for name in (
+                "base_pos_err_max",
+                "base_att_err_max",
+                "ee_rms",
+                "ee_max",
+                "total_impulse",
+                "peak_gimbal_rate",
+                "vscmg_effort",
+                "min_det_GGt",
+                "alloc_not_optimal",
+                "alloc_best_effort_ticks",
+                "peak_rw_speed",
+                "rw_saturated_ticks",
+                "arm_saturated_ticks",
+                "steering_saturated_ticks",
+                "thrust_saturated_ticks",
+                "gimbal_limited_ticks",
+                "vscmg_spin_limited_ticks",
+                "rw_limited_ticks",
+            )
+        },
+        doc="the requirements a run's metrics are judged against "
+        "(dqspace.scenarios.spec.requirements)",
     ),
 }

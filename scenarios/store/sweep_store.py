@@ -48,8 +48,9 @@ log = logging.getLogger("dqspace.sweep")
 
 
 def _base_doc(scenario):
-    """The parts of the base scenario that matter to a sweep's results (not ``outputs``)."""
-    return {k: v for k, v in scenario.config.items() if k != "outputs"}
+    """The parts of the base scenario that matter to a sweep's results (not ``outputs``,
+    nor the ``requirements`` the results are judged against)."""
+    return {k: v for k, v in scenario.config.items() if k not in ("outputs", "requirements")}
 
 
 def _diff_keys(a, b, prefix=""):

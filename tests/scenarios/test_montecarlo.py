@@ -75,9 +75,12 @@ def test_the_cli_prints_percentiles_and_requirements_and_writes_the_files(tmp_pa
             "scenario.duration=0.3",
         ]
     )
-    assert code == 0
-    text = capsys.readouterr().out
-    assert "P99" in text and "requirements:" in text and " mm" in text
+    assert code == 4  # 3 runs cannot bound a 99th percentile: UNDECIDED
+    captured = capsys.readouterr()
+    text = captured.out
+    assert "P99" in text and "requirements (" in text and " mm" in text
+    assert text.count("UNDECIDED") >= 3 and "verdict UNDECIDED" in text
+    assert "at least 299 runs are needed" in captured.err  # the warning, even with -q
     assert (out / "metrics.csv").is_file() and (out / "montecarlo.png").stat().st_size > 10_000
     assert str(out / "montecarlo_envelopes.png") in text  # the figures the command drew
 
@@ -150,7 +153,7 @@ def test_envelope_bands_are_the_percentiles_of_the_stored_series(tmp_path):
     assert img.shape[0] > 500 and img[..., :3].std() > 0.05
     from dqspace.scenarios.figures.campaign_plots import plot_envelopes
 
-    req = {m: (op, lim, p) for m, (op, lim, p) in scenario_requirements(sc.config).items()}
+    req = {m: (r.op, r.limit, r.percentile) for m, r in scenario_requirements(sc.config).items()}
     fig = plot_envelopes(env, req, name="x", n_runs=4)
     ax = fig.axes[0]
     (p99,) = [ln for ln in ax.get_lines() if ln.get_gid() == "p99"]
@@ -180,8 +183,8 @@ def test_a_restarted_campaign_runs_only_what_is_missing_series_included(tmp_path
 def test_dqspace_plot_draws_the_figures_of_a_campaign_run_without_them(tmp_path, capsys):
     out = tmp_path / "mc"
     argv = ["montecarlo", "station-keeping", "-n", "2", "--scheduler", "synchronous"]
-    argv += ["--out", str(out), "-q", "--no-plots", "--set", "scenario.duration=0.2"]
-    assert main(argv) == 0
+    argv += ["--out", str(out), "-q", "--no-plots", "--no-fail", "--set", "scenario.duration=0.2"]
+    assert main(argv) == 0  # UNDECIDED (2 runs), but --no-fail
     assert "montecarlo.png" not in capsys.readouterr().out and not list(out.glob("*.png"))
     assert main(["plot", str(out), "--formats", "png", "--out", str(tmp_path / "figs")]) == 0
     assert "montecarlo_envelopes.png" in capsys.readouterr().out
@@ -191,28 +194,35 @@ def test_dqspace_plot_draws_the_figures_of_a_campaign_run_without_them(tmp_path,
 
 def test_requirements_come_from_the_scenario_table_else_the_defaults():
     assert scenario_requirements({}) == {
-        "base_pos_err_max": ("<=", 1e-3, 99),
-        "base_att_err_max": ("<=", 0.05, 99),
-        "ee_max": ("<=", 1e-3, 99),
+        "base_pos_err_max": ("<=", 1e-3, 99, 0.95),
+        "base_att_err_max": ("<=", 0.05, 99, 0.95),
+        "ee_max": ("<=", 1e-3, 99, 0.95),
     }
     req = scenario_requirements(
         {
             "requirements": {
                 "base_pos_err_max": 5e-4,
-                "ee_rms": {"limit": 2e-4, "percentile": 95},
+                "ee_rms": {"limit": 2e-4, "percentile": 95, "confidence": 0.9},
                 "total_impulse": ["<=", 20.0, 50],
+                "min_det_GGt": [">=", 1e3, 1, 0.99],
+                "peak_rw_speed": None,  # nothing (a resolved scenario's default)
             }
         }
     )
-    assert req["base_pos_err_max"] == ("<=", 5e-4, 99)
-    assert req["ee_rms"] == ("<=", 2e-4, 95) and req["total_impulse"] == ("<=", 20.0, 50)
-    assert req["base_att_err_max"] == ("<=", 0.05, 99)
+    assert req["base_pos_err_max"] == ("<=", 5e-4, 99, 0.95)
+    assert req["ee_rms"] == ("<=", 2e-4, 95, 0.9) and req["total_impulse"] == ("<=", 20.0, 50, 0.95)
+    assert req["min_det_GGt"].op == ">=" and req["min_det_GGt"].confidence == 0.99
+    assert req["base_att_err_max"] == ("<=", 0.05, 99, 0.95) and "peak_rw_speed" not in req
+    assert req["ee_rms"].text() == "P95 <= 0.0002 at 90 %"
     for table, match in (
         ({"base_pos": 1.0}, "requirements.base_pos: no such metric"),
         ({"ee_max": float("nan")}, "requirements.ee_max: limit nan is not a finite number"),
         ({"ee_max": ["<", 1.0, 99]}, "op must be '<=' or '>='"),
-        ({"ee_max": {"limit": 1.0, "percentile": 120}}, "percentile must be in"),
+        ({"ee_max": {"limit": 1.0, "percentile": 120}}, "percentile must be in (0, 100)"),
+        ({"ee_max": {"limit": 1.0, "percentile": 100}}, "percentile must be in (0, 100)"),
+        ({"ee_max": {"limit": 1.0, "confidence": 95}}, "confidence must be in (0, 1)"),
         ({"ee_max": {"lim": 1.0}}, "expected {limit = ..."),
+        ({"ee_max": "1 mm"}, "expected a limit, a table"),
     ):
         with pytest.raises(ValueError, match=re.escape(match)):
             scenario_requirements({"requirements": table})
@@ -228,6 +238,7 @@ def test_the_specification_judges_requirements_against_the_metrics_it_is_given()
         "<=",
         3.0,
         90,
+        requirements.DEFAULT_CONFIDENCE,
     )
     with pytest.raises(ValueError, match="requirements.settling_time: no such metric"):
         requirements.scenario_requirements(table, METRICS)  # not a metric of a run

@@ -186,5 +186,5 @@ def test_only_a_resolved_scenario_has_a_view():
         si_view({k: v for k, v in cfg.items() if k != "arm"})
     with pytest.raises(ValueError, match="vscmg: no key 'radius'"):
         si_view({**cfg, "vscmg": {k: v for k, v in cfg["vscmg"].items() if k != "radius"}})
-    with pytest.raises(ValueError, match="unknown section 'requirements'"):
-        si_view({**cfg, "requirements": {}})
+    with pytest.raises(ValueError, match="unknown section 'dispersions'"):
+        si_view({**cfg, "dispersions": {}})

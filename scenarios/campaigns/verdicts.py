@@ -1,0 +1,148 @@
+"""Requirements judged: a campaign's percentiles with their confidence bounds, a single
+run's values, the overall verdict and the warnings about too few runs.
+
+A campaign's table (:func:`judge_campaign`) has one row per requirement: the sample
+percentile (``value``), the order-statistics bounds at the requirement's confidence
+(``upper``, ``lower``; ``bound`` is the one judged against the limit: the upper bound of a
+``<=`` requirement, the lower one of a ``>=``), the runs with a value (``n``), the fewest
+runs that can bound that percentile (``min_runs``) and the verdict (``status``: MET, NOT
+MET or UNDECIDED, with its ``reason``), all from
+:func:`dqspace.scenarios.campaigns.confidence.verdict`.  A single run
+(:func:`judge_run`) is judged on its values: the percentile and the confidence do not apply
+to one run.
+
+:func:`overall` is NOT MET when a requirement is NOT MET, else UNDECIDED when one is
+UNDECIDED, else MET (what the command line's exit status follows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..spec.config import did_you_mean
+from ..spec.requirements import parse_requirement
+from .confidence import MET, NOT_MET, UNDECIDED, min_runs, value_verdict, verdict
+
+__all__ = ["judge_campaign", "judge_run", "overall", "campaign_warnings"]
+
+
+def _requirements(requirements: Mapping, rows: Mapping) -> dict:
+    out = {}
+    for metric, spec in requirements.items():
+        if metric not in rows:
+            raise ValueError(
+                f"requirement on {metric!r}: no such metric{did_you_mean(metric, rows)}"
+            )
+        out[metric] = parse_requirement(spec, f"requirement on {metric!r}")
+    return out
+
+
+def judge_campaign(rows: Mapping[str, Sequence[float]], requirements: Mapping) -> list[dict]:
+    """Judge each requirement on a campaign's runs.
+
+    Parameters
+    ----------
+    rows : metric -> (N,) the runs' values (SI; NaN: a failed run or no value, left out)
+    requirements : metric -> Requirement (or what
+        :func:`dqspace.scenarios.spec.requirements.parse_requirement` reads: a 3-tuple
+        ``(op, limit, percentile)`` is judged at the default confidence)
+
+    Returns
+    -------
+    list of dict, one per requirement (JSON-ready): ``metric``, ``op``, ``limit``,
+    ``percentile``, ``confidence``, ``n`` (runs with a value), ``n_missing`` (runs
+    without), ``value`` (the sample percentile), ``upper`` / ``lower`` (the bounds; None:
+    too few runs), ``upper_rank`` / ``lower_rank``, ``bound`` (the one judged), ``min_runs``
+    (the fewest runs with which that bound exists), ``status``, ``reason``, ``ok``
+    (status is MET).
+    """
+    out = []
+    for metric, req in _requirements(requirements, rows).items():
+        values = np.asarray(rows[metric], dtype=float)
+        v = verdict(values, req.op, req.limit, req.percentile, req.confidence)
+        b = v.bound
+        p = req.percentile / 100.0
+        need = min_runs(p if req.op == "<=" else 1.0 - p, req.confidence)
+        out.append(
+            {
+                "metric": metric,
+                "op": req.op,
+                "limit": req.limit,
+                "percentile": req.percentile,
+                "confidence": req.confidence,
+                "n": b.n,
+                "n_missing": int(values.size - b.n),
+                "value": b.estimate,
+                "upper": b.upper,
+                "lower": b.lower,
+                "upper_rank": b.upper_rank,
+                "lower_rank": b.lower_rank,
+                "bound": b.upper if req.op == "<=" else b.lower,
+                "min_runs": need,
+                "status": v.status,
+                "reason": v.reason,
+                "ok": v.met,
+            }
+        )
+    return out
+
+
+def judge_run(metrics: Mapping[str, float], requirements: Mapping) -> list[dict]:
+    """Judge each requirement on one run's metric values (no percentile, no confidence).
+
+    Returns
+    -------
+    list of dict, one per requirement: ``metric``, ``op``, ``limit``, ``value`` (the run's
+    metric; NaN when it has none), ``status`` (MET, NOT MET; UNDECIDED: no value),
+    ``reason``, ``ok``.
+    """
+    out = []
+    for metric, req in _requirements(requirements, metrics).items():
+        value = float(metrics[metric])
+        v = value_verdict(value, req.op, req.limit)
+        out.append(
+            {
+                "metric": metric,
+                "op": req.op,
+                "limit": req.limit,
+                "value": value,
+                "status": v.status,
+                "reason": v.reason,
+                "ok": v.met,
+            }
+        )
+    return out
+
+
+def overall(table: Sequence[Mapping]) -> str:
+    """NOT MET if a row is NOT MET, else UNDECIDED if one is UNDECIDED, else MET (also for
+    no requirement)."""
+    statuses = {r["status"] for r in table}
+    for status in (NOT_MET, UNDECIDED):
+        if status in statuses:
+            return status
+    return MET
+
+
+def campaign_warnings(table: Sequence[Mapping]) -> list[str]:
+    """One line per set of requirements whose percentile the campaign's runs cannot bound
+    at their confidence (fewer runs than ``min_runs``), saying how many are needed; and
+    one per requirement whose metric some runs have no value for."""
+    short, missing = {}, []
+    for r in table:
+        if r["n"] < r["min_runs"]:
+            key = (r["n"], r["percentile"], r["confidence"], r["min_runs"])
+            short.setdefault(key, []).append(r["metric"])
+        if r["n_missing"]:
+            missing.append(
+                f"{r['metric']}: {r['n_missing']} runs have no value (failed, or ended before "
+                f"the metric's window): left out of its percentile and verdict"
+            )
+    out = [
+        f"{', '.join(metrics)}: {n} runs cannot bound P{pct:g} at {100 * conf:g} % "
+        f"confidence: at least {need} runs are needed"
+        for (n, pct, conf, need), metrics in short.items()
+    ]
+    return out + missing
