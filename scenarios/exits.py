@@ -3,10 +3,12 @@ Shared by the command line and the commands."""
 
 import sys
 
-__all__ = ["OK", "RUN_FAILED", "USER_ERROR", "UserError", "fail"]
+__all__ = ["OK", "RUN_FAILED", "USER_ERROR", "NOT_MET", "UserError", "fail"]
 
 #: exit codes
 OK, RUN_FAILED, USER_ERROR = 0, 1, 2
+#: exit code: requirements not met (``dqspace tune``: no feasible candidate)
+NOT_MET = 3
 
 
 class UserError(Exception):
