@@ -288,7 +288,8 @@ def _header(result, settings, chosen, feasible):
     ]
     for r in chosen.constraints:
         lines.append(f"  {r.status}: {r.constraint.label}: {r.reason}")
-    lines.append("tuned: " + "; ".join(p.describe() for p in result.params))
+    lines.append("tuned:")
+    lines += [f"  {p.describe()}" for p in result.params]
     lines.append(f"base scenario: {settings.get('source', '?')}")
     return "".join(f"# {line}\n" for line in lines) + "\n"
 
