@@ -52,6 +52,7 @@ from .montecarlo import montecarlo
 from .sweep import connect
 from .tuning_goals import (
     DEFAULT_OBJECTIVE,
+    Objective,
     failed_runs_result,
     parse_objective,
     tuning_constraints,
@@ -148,12 +149,30 @@ def _check_same(stored, settings, where):
     """ValueError naming what differs between a stored study's settings and these."""
     now = json.loads(json.dumps(settings, allow_nan=True))
     diff = [k for k in _SAME if stored.get(k) != now.get(k)]
+    if "scenario" in diff:  # name the keys
+        keys = _config_diff(stored.get("scenario") or {}, now["scenario"])
+        diff[diff.index("scenario")] = "scenario: " + ", ".join(keys[:5])
     if diff:
         raise ValueError(
             f"{where}: holds a tuning with other settings ({', '.join(diff)} differ); "
             f"resume it with the same scenario, --param, -n, --seed, --objective and "
             f"--constraint, or choose another output directory"
         )
+
+
+def _config_diff(a, b):
+    """``section.key`` (or ``section`` for an array of tables) of two resolved scenarios
+    where they differ."""
+    out = []
+    for sec in dict.fromkeys([*a, *b]):
+        x, y = a.get(sec), b.get(sec)
+        if x == y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict):
+            out += [f"{sec}.{k}" for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+        else:
+            out.append(sec)
+    return out
 
 
 def _distributions(optuna, space):
@@ -318,12 +337,11 @@ def robust_tune(
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
-        study, resumed = _open_study(optuna, out, settings, space, resume)
-        run = _Study(optuna, study, scenario, space, obj, cons, settings, int(n), int(budget),
-                     seed, table, out, t_start)  # fmt: skip
-        run.report = _reporter(progress, obj)
-        run.callback = callback
-        run.run_progress = run_progress
+        study, _ = _open_study(optuna, out, settings, space, resume)
+        plan = _Plan(scenario, tuple(space), obj, tuple(cons), settings, int(n), int(budget),
+                     seed, table, None if out is None else Path(out))  # fmt: skip
+        run = _Study(optuna, study, plan, t_start=t_start, report=_reporter(progress, obj),
+                     callback=callback, run_progress=run_progress)  # fmt: skip
         try:
             run.run(scheduler, workers)
         finally:
@@ -346,18 +364,33 @@ def _reporter(progress, obj):
     return None
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a tuning searches and how each candidate is judged (checked input)."""
+
+    scenario: Scenario  # the base
+    space: tuple  # TunedParam
+    obj: Objective
+    cons: tuple  # Constraint
+    settings: dict  # as stored with the study
+    n: int  # runs per candidate
+    budget: int  # candidates in all
+    seed: int  # of the samples and the sampler
+    table: dict  # the dispersions
+    out: Path | None
+
+
 class _Study:
     """One call's work on a study: the candidates to finish, one at a time."""
 
-    def __init__(self, optuna, study, scenario, space, obj, cons, settings, n, budget, seed,
-                 table, out, t_start):  # fmt: skip
-        self.optuna, self.study, self.scenario = optuna, study, scenario
-        self.space, self.obj, self.cons, self.settings = space, obj, cons, settings
-        self.n, self.budget, self.seed, self.table = n, budget, seed, table
-        self.out = Path(out) if out is not None else None
+    def __init__(self, optuna, study, plan, *, t_start, report, callback, run_progress):
+        self.optuna, self.study = optuna, study
+        p = plan
+        self.scenario, self.space, self.obj, self.cons = p.scenario, p.space, p.obj, p.cons
+        self.settings, self.n, self.budget, self.seed = p.settings, p.n, p.budget, p.seed
+        self.table, self.out = p.table, p.out
         self.t_start = t_start
-        self.report = self.callback = None
-        self.run_progress = False
+        self.report, self.callback, self.run_progress = report, callback, run_progress
         self.n_run = 0
         self.times = []
         _requeue_interrupted(optuna, study)

@@ -324,6 +324,9 @@ def test_a_study_is_resumed_only_when_asked_and_with_the_same_settings(tmp_path)
         robust_tune(_ur5(), UR5_PARAMS, 3, budget=2, out=out, resume=True, **kw)
     with pytest.raises(ValueError, match=r"other settings \(seed differ\)"):
         robust_tune(_ur5(), UR5_PARAMS, 2, budget=2, out=out, resume=True, seed=5, **kw)
+    other = load_scenario("ur5-waypoints", ["scenario.duration=0.4", "outputs.plots=false"])
+    with pytest.raises(ValueError, match=r"other settings \(scenario: scenario.duration differ"):
+        robust_tune(other, UR5_PARAMS, 2, budget=2, out=out, resume=True, **kw)
     with pytest.raises(ValueError, match="no .dispersions. table"):
         robust_tune(_ur5(), UR5_PARAMS, 2, out=tmp_path / "u", scheduler="synchronous")
     r = robust_tune(_ur5(), UR5_PARAMS, 2, budget=2, out=out, resume=True, **kw)
