@@ -271,8 +271,8 @@ def robust_tune(
     ----------
     scenario : Scenario (or a file / embedded name): the base design and its
         ``[dispersions]``
-    params : dict name -> range: ``{"base_controller.kp_trans": "200:2000",
-        "arm_controller.omega_n": (5, 40), "base_controller.kd_rot[2]": "log:10:200"}``
+    params : dict name -> range, e.g. ``"base_controller.kp_trans": "200:2000"``,
+        ``"arm_controller.omega_n": (5, 40)``, ``"base_controller.kd_rot[2]": "log:10:200"``
         (:mod:`~dqspace.scenarios.campaigns.tuning_space`)
     n : runs per candidate (the same N dispersion samples for each)
     objective : ``"METRIC[:STAT]"``, minimised (default: ``total_impulse:P50``)
