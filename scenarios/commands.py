@@ -9,8 +9,8 @@ with the unit named; files stay SI.
 
 Imports: :func:`dqspace.scenarios.cli.main` loads this module once the arguments are
 parsed.  The scenario, storage and campaign modules load at its top (numpy only); the
-simulation (numba kernels), matplotlib, plotly and Dask load in the command that needs
-them, so that a command never pays for another's.
+simulation (numba kernels), matplotlib, plotly, Dask and the robust tuning (scipy.stats,
+Optuna) load in the command that needs them, so that a command never pays for another's.
 """
 
 import logging
@@ -22,10 +22,7 @@ import numpy as np
 
 from .._numba_cache import cache_dir, caches_are_warm
 from .campaigns.montecarlo import montecarlo
-from .campaigns.robust_tuning import robust_tune
 from .campaigns.sweep import sweep
-from .campaigns.tuning_goals import parse_objective
-from .campaigns.tuning_space import parse_param
 from .exits import NOT_MET, OK, RUN_FAILED, UserError, fail
 from .figures.units import format_quantity, format_sweep_table
 from .sim.metrics import METRICS
@@ -285,6 +282,11 @@ def _tune_line(p, objective):
 
 def cmd_tune(args) -> int:
     """``dqspace tune``: robust tuning, each candidate a Monte Carlo campaign."""
+    # the tuning's modules load scipy.stats (campaigns.confidence): here, not for every command
+    from .campaigns.robust_tuning import robust_tune  # scipy.stats, Optuna
+    from .campaigns.tuning_goals import parse_objective  # scipy.stats
+    from .campaigns.tuning_space import parse_param  # with the two above
+
     sc = _load(args)
     params = {}
     for text in args.param:
