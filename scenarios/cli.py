@@ -159,7 +159,9 @@ def _add_tune(sub):
         action="store_false",
         help="constrain only with --constraint (and no failed run), not the requirements",
     )
-    tu.add_argument("--budget", type=int, default=20, help="candidates in all (default 20)")
+    tu.add_argument(
+        "--budget", type=int, default=20, metavar="EVALS", help="candidates in all (default 20)"
+    )
     tu.add_argument(
         "--seed", type=int, help="root seed of the samples and the sampler (default: scenario.seed)"
     )
