@@ -30,6 +30,8 @@ _WHERE = {
     "load_scenario": "spec.scenario",
     "load_sweep": "store.sweep_store",
     "TuneResult": "campaigns.tuning",
+    "RobustTuneResult": "campaigns.tuning_results",
+    "robust_tune": "campaigns.robust_tuning",
     "tune": "campaigns.tuning",
     "sweep": "campaigns.sweep",
 }

@@ -1,6 +1,6 @@
 """The ``dqspace`` command line: the argument parser, :func:`main` and the exit status.
 
-Commands: run, sweep, montecarlo, plot, animate, report, list, show, new, demo (their
+Commands: run, sweep, montecarlo, tune, plot, animate, report, list, show, new, demo (their
 implementations: :mod:`dqspace.scenarios.commands`).
 
 Exit status (:mod:`dqspace.scenarios.exits`):
@@ -13,7 +13,7 @@ Exit status (:mod:`dqspace.scenarios.exits`):
   stderr says what and where; never a traceback);
 - 3: ``run`` or ``montecarlo``: a requirement is NOT MET (a single run: its value beyond
   the limit; a campaign: the bound of the percentile beyond it at the requirement's
-  confidence);
+  confidence); ``tune``: no feasible candidate;
 - 4: ``run`` or ``montecarlo``: none NOT MET but one UNDECIDED (a campaign whose runs do
   not decide it at its confidence, or too few to bound the percentile; a single run without
   a value of the metric, e.g. shorter than the metric's window).
@@ -148,6 +148,94 @@ def _add_overrides(p):
     )
 
 
+def _add_tune(sub):
+    """The ``tune`` command's parser (robust tuning: ``docs/robust-tuning.md``)."""
+    tu = sub.add_parser(
+        "tune",
+        help="search gains and filter parameters against Monte Carlo objectives (Optuna)",
+        description=(
+            "Robust tuning: every candidate design is a Monte Carlo campaign of N runs on the "
+            "same dispersion samples (common random numbers), on one Dask cluster; Optuna's "
+            "TPE sampler searches the --param ranges for the lowest objective with every "
+            "constraint met (default: the scenario's requirements). Writes <out>/history.csv, "
+            "<out>/tuning.json, <out>/best.toml (a scenario file `dqspace run` reads), "
+            "<out>/tuning_history.png and <out>/tuning_pareto.png; the study "
+            "(<out>/study) and each candidate's campaign (<out>/candidates/<k>) are kept, so "
+            "an interrupted tuning continues with --resume."
+        ),
+        epilog=(
+            "Exit status: 0 a feasible design found, 1 runs failed or interrupted (the "
+            "finished candidates are kept), 2 bad input, 3 no feasible candidate "
+            "(least_violation.toml written instead of best.toml; --no-fail: exit 0)."
+        ),
+    )
+    tu.add_argument("scenario", help="a .toml file or an embedded name (see `dqspace list`)")
+    tu.add_argument(
+        "--param",
+        action="append",
+        required=True,
+        metavar="KEY=LO:HI",
+        help="a scenario number to tune and its range (repeatable): log scale when LO > 0 and "
+        "HI/LO >= 10, or say log:LO:HI / lin:LO:HI; a vector key is scaled as one (the range "
+        "of its largest component), KEY[i] tunes component i",
+    )
+    tu.add_argument("-n", type=int, required=True, help="runs per candidate (the same samples)")
+    tu.add_argument(
+        "--objective",
+        default="total_impulse:P50",
+        metavar="METRIC[:STAT]",
+        help="minimised; STAT: P50, P95, P99 (any P<q>), mean, max (default: %(default)s)",
+    )
+    tu.add_argument(
+        "--constraint",
+        action="append",
+        default=[],
+        metavar="METRIC<=LIMIT[:P99]",
+        help="a constraint in SI units (repeatable; >= too), added to the scenario's "
+        "requirements (replacing the one on the same metric)",
+    )
+    tu.add_argument(
+        "--no-requirements",
+        dest="requirements",
+        action="store_false",
+        help="constrain only with --constraint (and no failed run), not the requirements",
+    )
+    tu.add_argument(
+        "--budget", type=int, default=20, metavar="EVALS", help="candidates in all (default 20)"
+    )
+    tu.add_argument(
+        "--seed", type=int, help="root seed of the samples and the sampler (default: scenario.seed)"
+    )
+    tu.add_argument("--out", help="output directory (default runs/<scenario name>-tune)")
+    tu.add_argument(
+        "--resume", action="store_true", help="continue the tuning in --out (same settings)"
+    )
+    ex = tu.add_mutually_exclusive_group()
+    ex.add_argument(
+        "--workers", type=int, help="processes of the local cluster (default: one per CPU, <= n)"
+    )
+    ex.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="an existing Dask scheduler (tcp://host:port), or 'synchronous' (no cluster)",
+    )
+    tu.add_argument(
+        "--no-plots",
+        dest="plots",
+        action="store_false",
+        help="do not draw tuning_history.png and tuning_pareto.png",
+    )
+    tu.add_argument(
+        "--no-fail",
+        dest="fail",
+        action="store_false",
+        help="exit 0 even when no candidate is feasible",
+    )
+    _add_overrides(tu)
+    _add_common(tu)
+    tu.set_defaults(command="tune")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the command line; a command's arguments carry ``command`` (its name:
     :func:`main` runs ``dqspace.scenarios.commands.cmd_<command>``) and ``verbosity``."""
@@ -279,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overrides(mc)
     _add_common(mc)
     mc.set_defaults(command="montecarlo")
+
+    _add_tune(sub)
 
     pl = sub.add_parser(
         "plot",

@@ -1,5 +1,5 @@
-"""The commands of the ``dqspace`` command line: run, sweep, montecarlo, plot, animate,
-report, list, show, new, demo.
+"""The commands of the ``dqspace`` command line: run, sweep, montecarlo, tune, plot,
+animate, report, list, show, new, demo.
 
 Each ``cmd_<name>(args)`` takes the arguments parsed by
 :func:`~dqspace.scenarios.cli.build_parser` and returns the exit status (see
@@ -11,8 +11,9 @@ display units with the unit named; files stay SI.
 Imports: :func:`dqspace.scenarios.cli.main` loads this module once the arguments are
 parsed.  The scenario, storage and campaign modules load at its top (numpy only; scipy.stats
 loads when a campaign's bounds or sensitivity are computed); the simulation (numba kernels),
-matplotlib, plotly and Dask load in the command that needs them, so that a command never
-pays for another's.
+matplotlib, plotly, Dask and the robust tuning (Optuna; its command is
+:mod:`dqspace.scenarios.tune_command`) load in the command that needs them, so that a
+command never pays for another's.
 """
 
 import logging
@@ -43,6 +44,7 @@ __all__ = [
     "cmd_run",
     "cmd_sweep",
     "cmd_montecarlo",
+    "cmd_tune",
     "cmd_plot",
     "cmd_animate",
     "cmd_report",
@@ -328,6 +330,15 @@ def cmd_montecarlo(args) -> int:
     if info["n_failed"]:
         return RUN_FAILED
     return _verdict_exit(info["verdict"], args)
+
+
+def cmd_tune(args) -> int:
+    """``dqspace tune``: robust tuning, each candidate a Monte Carlo campaign
+    (:func:`dqspace.scenarios.tune_command.run_tune_command`)."""
+    # the tuning's modules load scipy.stats and Optuna: here, not for every command
+    from .tune_command import run_tune_command
+
+    return run_tune_command(args, _load(args), notice=_compile_notice)
 
 
 def _security(args):

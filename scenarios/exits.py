@@ -13,7 +13,7 @@ import sys
 
 __all__ = ["OK", "RUN_FAILED", "USER_ERROR", "NOT_MET", "UNDECIDED", "UserError", "fail"]
 
-#: exit codes
+#: exit codes (3: a requirement NOT MET, or ``dqspace tune`` found no feasible candidate)
 OK, RUN_FAILED, USER_ERROR, NOT_MET, UNDECIDED = 0, 1, 2, 3, 4
 
 
