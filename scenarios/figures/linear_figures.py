@@ -72,29 +72,32 @@ def plot_disturbance_bode(
     models: Mapping[str, LinearModel],
     omega=None,
     *,
-    title: str = "Disturbance on the base to the base pose error",
+    title: str = "Disturbance wrench on the base to the base pose error",
 ) -> Figure:
     """The gain from a disturbance wrench on the base to the base pose error, for each
     model (``{label: LinearModel}`` with inputs ``d_fx .. d_tz`` and outputs ``att_x ..
     pos_z``, as :func:`~dqspace.control.loop_analysis.disturbance_response` makes them):
-    force to position error [mm/N] (top) and torque to attitude error [deg/(N m)] (bottom),
-    the largest singular value of each 3 x 3 block (the worst direction), against the
-    frequency ``omega`` [rad/s] (default 1e-3 .. 1e2)."""
+    the largest singular value of each 3 x 3 block (the worst direction) against the
+    frequency ``omega`` [rad/s] (default 1e-3 .. 1e2): position error [mm] (top) and
+    attitude error [deg] (bottom) per force [N] (left) and per torque [N m] (right)."""
     w = np.logspace(-3, 2, 300) if omega is None else np.asarray(omega, float)
-    fig, axes = campaign_figure(2, title, height=2.8, width=9.0, sharex=True)
-    panels = (
-        (_FORCE, _POS, 1e3, "position error / force [mm/N]"),
-        (_TORQUE, _ATT, np.degrees(1.0), "attitude error / torque [deg/(N m)]"),
+    fig, axes = campaign_figure(2, title, height=2.8, width=11.0, cols=2, sharex=True)
+    outputs = (
+        (_POS, 1e3, "position error", "mm"),
+        (_ATT, np.degrees(1.0), "attitude error", "deg"),
     )
-    for row, (inputs, outputs, scale, ylabel) in enumerate(panels):
-        ax = axes[row, 0]
-        for k, (label, lin) in enumerate(models.items()):
-            g = scale * _block_gain(lin, inputs, outputs, w)
-            ax.loglog(w, g, color=f"C{k}", ls=_LINES[k % len(_LINES)], lw=1.5, label=label)
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-        legend(ax)
-    axes[-1, 0].set_xlabel("frequency [rad/s]")
+    inputs = ((_FORCE, "force", "N"), (_TORQUE, "torque", "(N m)"))
+    for row, (out, scale, what, unit_out) in enumerate(outputs):
+        for col, (inp, cause, unit_in) in enumerate(inputs):
+            ax = axes[row, col]
+            for k, (label, lin) in enumerate(models.items()):
+                g = scale * _block_gain(lin, inp, out, w)
+                ax.loglog(w, g, color=f"C{k}", ls=_LINES[k % len(_LINES)], lw=1.5, label=label)
+            ax.set_ylabel(f"{what} / {cause} [{unit_out}/{unit_in}]")
+            ax.grid(True, which="both", alpha=0.3)
+    legend(axes[0, 1])
+    for ax in axes[-1]:
+        ax.set_xlabel("frequency [rad/s]")
     return fig
 
 
