@@ -115,10 +115,10 @@ def loop_at_a_time(loop: LinearModel, channel: int | str) -> LinearModel:
 
     ``channel`` an index or a name of :data:`CHANNELS` (``"fx"`` ... ``"tz"``).
     """
-    i = CHANNELS.index(channel) if isinstance(channel, str) else int(channel)
     n = loop.nu
-    if not 0 <= i < n:
-        raise ValueError(f"channel must be one of {CHANNELS} or 0..{n - 1}, got {channel!r}")
+    i = CHANNELS.index(channel) if channel in CHANNELS[:n] else channel
+    if not isinstance(i, int | np.integer) or not 0 <= i < n:
+        raise ValueError(f"channel must be one of {CHANNELS[:n]} or 0..{n - 1}, got {channel!r}")
     E = np.eye(n)
     E[i, i] = 0.0  # u_j = -y_j for j != i (closed), u_i = w (broken)
     M = np.linalg.inv(np.eye(n) + E @ loop.D)

@@ -90,9 +90,17 @@ def plot_disturbance_bode(
     for row, (out, scale, what, unit_out) in enumerate(outputs):
         for col, (inp, cause, unit_in) in enumerate(inputs):
             ax = axes[row, col]
+            drawn = False
             for k, (label, lin) in enumerate(models.items()):
                 g = scale * _block_gain(lin, inp, out, w)
-                ax.loglog(w, g, color=f"C{k}", ls=_LINES[k % len(_LINES)], lw=1.5, label=label)
+                g[g <= 1e-300] = np.nan  # a decoupled block: nothing on a log scale
+                drawn |= bool(np.any(np.isfinite(g)))
+                ax.plot(w, g, color=f"C{k}", ls=_LINES[k % len(_LINES)], lw=1.5, label=label)
+            ax.set_xscale("log")
+            if drawn:
+                ax.set_yscale("log")
+            else:
+                ax.text(0.5, 0.5, "zero: decoupled", ha="center", transform=ax.transAxes)
             ax.set_ylabel(f"{what} / {cause} [{unit_out}/{unit_in}]")
             ax.grid(True, which="both", alpha=0.3)
     legend(axes[0, 1])

@@ -205,17 +205,20 @@ def test_law_rates_are_the_kernels_tick_without_advancing(robot, held, rng):
         np.testing.assert_allclose(z_next - z, T * z_dot, rtol=1e-12, atol=1e-15)
 
 
-def test_the_observer_estimates_a_constant_disturbance_and_the_offset_vanishes(robot, held):
-    """The discrete laws in a nonlinear closed loop (RK4, 1 ms; the law every 10 ms, held),
-    a constant wrench on the base, the arm held: the observer's estimate reaches the
-    disturbance (< 1e-6 of it after 20 s, bandwidth 2 rad/s) and the base's pose error
-    vanishes (< 1e-6 of the PD's offset), as with the integral."""
-    q0, arm = held
+def test_the_observer_estimates_a_constant_disturbance_and_the_offset_vanishes(body, rng):
+    """The discrete laws in a nonlinear closed loop (RK4, 2 ms; the law every 10 ms, held),
+    a free rigid body under a constant wrench ``D`` (base axes): the PD's offset is
+    ``2 D / kp`` (``[theta n, r]``, to 1e-5 relative after 40 s: its slowest pole, -0.33
+    1/s, leaves 1.6e-6); the observer's estimate
+    reaches ``D`` (to 1e-6 of it, bandwidth 2 rad/s) and the offset vanishes (< 1e-6 of
+    the PD's); the integral leaves < 1 % of the PD's offset after 40 s (its slowest poles
+    are at -0.17 1/s)."""
+    pose = body.random_configuration(rng)
+    q0 = pose.copy()
     errs = {}
     for name in ("pd", "pid", "dob"):
-        base = _law(name, robot)
-        fb = StationKeepingFeedback(base, arm, q0[:8], q0[8:], feedforward=False)
-        traj = _simulate(robot, q0, fb, D, 40.0, record=40.0)
+        base = _law(name, body)
+        traj = _simulate(body, q0, BodyFeedback(base, pose), D, 40.0, record=40.0, dt=2e-3)
         errs[name] = _pose_error(q0, traj.q[-1])
         if name == "dob":
             est = base.estimate
@@ -223,7 +226,7 @@ def test_the_observer_estimates_a_constant_disturbance_and_the_offset_vanishes(r
     np.testing.assert_allclose(errs["pd"], expected_pd, rtol=1e-5)
     np.testing.assert_allclose(est, D, rtol=0, atol=1e-6 * np.abs(D).max())
     assert np.abs(errs["dob"]).max() < 1e-6 * np.abs(expected_pd).max()
-    assert np.abs(errs["pid"]).max() < 1e-3 * np.abs(expected_pd).max()
+    assert np.abs(errs["pid"]).max() < 1e-2 * np.abs(expected_pd).max()
 
 
 def _simulate(model, q0, feedback, d, duration, record=0.5, dt=1e-3):
@@ -294,7 +297,7 @@ def test_rigid_body_poles_with_the_integral_and_with_the_observer(body, rng):
     assert np.abs(np.sort_complex(pid.poles()) - np.sort_complex(cubic)).max() < 1e-8
     want = np.sort_complex(np.r_[quad, -K])
     assert np.abs(np.sort_complex(obs.poles()) - want).max() < 1e-8
-    assert np.abs(pid.xdot0).max() < 1e-14 and np.abs(obs.xdot0).max() < 1e-14
+    assert np.abs(pid.xdot0).max() < 1e-12 and np.abs(obs.xdot0).max() < 1e-12  # at rest
 
 
 def test_the_controllers_command_as_an_output(body, rng):
@@ -303,7 +306,7 @@ def test_the_controllers_command_as_an_output(body, rng):
     pose = body.random_configuration(rng)
     lin = linearize(body, pose, controller=BodyFeedback(_law("pd", body), pose), inputs=[],
                     outputs=[Output.control(body, [3, 4, 5])])  # fmt: skip
-    assert lin.output_names == ("cmd_body_fx", "cmd_body_fy", "cmd_body_fz")
+    assert lin.output_names == ("cmd_joint_body_fx", "cmd_joint_body_fy", "cmd_joint_body_fz")
     expected = np.zeros((3, 12))
     expected[:, 3:6] = -np.diag(GAINS.kp_trans) / 2
     expected[:, 9:12] = -np.diag(GAINS.kd_trans)
