@@ -18,7 +18,9 @@ the base pose error, :func:`step_response` a linear model's response to a step. 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -78,7 +80,7 @@ def base_loop(
     q: ArrayLike,
     v: ArrayLike | None = None,
     *,
-    controller,
+    controller: Callable[..., Any],
     t: float = 0.0,
 ) -> LinearModel:
     """The base loop ``L(s)`` (6 x 6) of a closed loop, broken at the base's actuation input.
@@ -187,12 +189,19 @@ def base_loop_margins(loop: LinearModel, omega: ArrayLike | None = None) -> dict
 
 
 def disturbance_response(
-    model: Model, q: ArrayLike, v: ArrayLike | None = None, *, controller, t: float = 0.0
+    model: Model,
+    q: ArrayLike,
+    v: ArrayLike | None = None,
+    *,
+    controller: Callable[..., Any],
+    t: float = 0.0,
 ) -> LinearModel:
-    """The closed loop from a disturbance wrench ``d_fx .. d_tz`` [N, N m] on the base (base
-    axes, about its origin) to the base pose error ``att_x .. pos_z`` (``[theta n, r]``
-    [rad, m], base axes, about the operating pose): :func:`linearize` with
-    :meth:`Input.external_wrench` and :meth:`Output.base_pose_error`."""
+    """The closed loop from a disturbance wrench on the base to the base pose error.
+
+    Inputs ``d_fx`` ... ``d_tz`` [N, N m] (base axes, about its origin), outputs ``att_x``
+    ... ``pos_z`` (``[theta n, r]`` [rad, m], base axes, about the operating pose):
+    :func:`linearize` with :meth:`Input.external_wrench` and :meth:`Output.base_pose_error`.
+    """
     return linearize(
         model, q, v, controller=controller, t=t, inputs=[Input.external_wrench(model)],
         outputs=[Output.base_pose_error()],
@@ -200,8 +209,11 @@ def disturbance_response(
 
 
 def step_response(lin: LinearModel, u: ArrayLike, times: ArrayLike) -> NDArray[np.float64]:
-    """The outputs' deviation (m, ny) of ``lin`` from rest after a step ``u`` (nu,) of its
-    inputs at t = 0, at ``times`` (m,) [s] (exact: the matrix exponential)."""
+    """The response of a linear model to a step of its inputs, from rest.
+
+    The outputs' deviation (m, ny) of ``lin`` after a step ``u`` (nu,) of its inputs at
+    t = 0, at ``times`` (m,) [s]; exact (the matrix exponential).
+    """
     from scipy.linalg import expm  # here, not at import: scipy takes ~0.2 s
 
     u = np.asarray(u, float)
