@@ -23,13 +23,14 @@ class LinearModel:
 
     ``dx = x - x0`` with ``x = [delta, v]`` (2 nv,), ``delta`` the tangent-space
     coordinates of q about ``q0`` (``q = integrate(model, q0, delta)``), so
-    ``x0 = [0, v0]``; ``du = u - u0``.
+    ``x0 = [0, v0]``; ``du = u - u0``.  A closed loop whose law has states of its own
+    (an integrator, an observer) appends them: ``x = [delta, v, z]``, ``x0 = [0, v0, z0]``.
 
     Attributes
     ----------
     A : (nx, nx), B : (nx, nu), C : (ny, nx), D : (ny, nu) ndarrays
     state_names, input_names, output_names : tuple of str
-    x0 : (nx,) operating state ``[0, v0]`` [rad, m, rad/s, m/s]
+    x0 : (nx,) operating state ``[0, v0]`` (``[0, v0, z0]``) [rad, m, rad/s, m/s, ...]
     u0 : (nu,) operating input
     q0 : (nq,) configuration the chart is centred on
     t0 : float, time of the operating point [s]
@@ -53,7 +54,7 @@ class LinearModel:
 
     @property
     def nx(self) -> int:
-        """Number of states (2 nv)."""
+        """Number of states (2 nv, plus the law's states)."""
         return self.A.shape[0]
 
     @property

@@ -16,7 +16,9 @@ and each joint quaternion 3; x has 2 nv components.  Exact nonlinear rates:
 
 with ``k`` an optional state-feedback law (closed loop), ``S`` and ``W``
 the input channels' generalized-force and external-wrench matrices
-(:class:`Input`).  Outputs ``y = h(t0, q, v, v')`` (:class:`Output`).
+(:class:`Input`).  Outputs ``y = h(t0, q, v, v')`` (:class:`Output`).  A law with states
+of its own (an integrator, an observer: ``law_states``) adds them to x, ``x = [delta, v,
+z]``, with their rates ``z' = k_z(t0, q, v, z)`` (:func:`linearize`).
 
 Method: the Jacobian of ``z = [delta, v, u] -> [x', y]`` at ``z0 = [0, v0, u0]``
 by central differences on the Lie algebra (q perturbed through
@@ -299,6 +301,7 @@ class Output:
         self.fn = fn
         self._bind = None  # (model, q0) -> fn, for outputs defined relative to q0
         self._is_state = False
+        self._control = None  # indices of the controller's generalized force
 
     def _function(self, model, q0):
         return self.fn if self._bind is None else self._bind(model, q0)
@@ -308,6 +311,17 @@ class Output:
         """The state x itself (C = I, D = 0, exactly); names are the state names."""
         out = cls(["x"], lambda t, q, v, a: np.zeros(1))
         out._is_state = True
+        return out
+
+    @classmethod
+    def control(cls, model: Model, indices: ArrayLike | None = None) -> Self:
+        """The controller's generalized force ``k(t, q, v)[indices]`` (all nv by default)
+        [N m, N]: what the law commands (e.g. the base rows, to break the loop at the base's
+        actuation input); zeros without a controller.  Names ``cmd_`` + the force names."""
+        idx = _index_list(indices, model.nv)
+        _, _, frc = _coordinate_names(model)
+        out = cls([f"cmd_{frc[i]}" for i in idx], lambda t, q, v, a: np.zeros(idx.size))
+        out._control = idx
         return out
 
     @classmethod
@@ -416,7 +430,13 @@ def linearize(
         State feedback closing the loop (the signature of
         :func:`dqspace.multibody.simulate_rk4`'s controller): ``tau`` (nv,),
         ``f_ext`` (nb, 6); added to the inputs' contribution.  It must be a
-        smooth function of (q, v) near the operating point.
+        smooth function of (q, v) near the operating point.  A law with states
+        ``z`` (nz,) of its own declares them: ``controller.law_states`` (their
+        names), ``controller.law_states0(t, q, v) -> z0`` (their operating
+        value) and ``controller.law_rates(t, q, v, z) -> (tau | (tau, f_ext),
+        z')``; x is then ``[delta, v, z]`` (2 nv + nz,) (e.g.
+        :class:`~dqspace.control.station_keeping.StationKeepingFeedback` with an
+        integrator or an observer in its base law).
     t : float, time of the operating point [s] (passed to the controller and outputs)
     method : {"richardson", "central"}
     step : float, relative step h in (0, 0.1]; default 1e-3 (richardson), 6e-6 (central).
@@ -454,6 +474,9 @@ def linearize(
     v0 = np.zeros(nv) if v is None else finite_vector(v, "v", nv)
     if controller is not None and not callable(controller):
         raise ValueError(f"controller must be callable, got {type(controller).__name__}")
+    law_states = tuple(getattr(controller, "law_states", ()) or ())
+    nz = len(law_states)
+    z_law = finite_vector(controller.law_states0(t, q0, v0), "law_states0", nz) if nz else ()
 
     inputs = [Input.generalized_forces(model)] if inputs is None else list(inputs)
     outputs = [Output.state()] if outputs is None else list(outputs)
@@ -465,7 +488,7 @@ def linearize(
         if not isinstance(o, Output):
             raise ValueError(f"outputs must be Output objects, got {type(o).__name__}")
     pos_names, vel_names, _ = _coordinate_names(model)
-    state_names = tuple(pos_names + vel_names)
+    state_names = tuple(pos_names + vel_names) + law_states
     input_names = tuple(n for i in inputs for n in i.names)
     output_names = tuple(n for o in outputs for n in (state_names if o._is_state else o.names))
     for what, names in (("input", input_names), ("output", output_names)):
@@ -484,20 +507,26 @@ def linearize(
             W[:, c : c + i.size] = i.wrench
         c += i.size
     fns = [None if o._is_state else o._function(model, q0) for o in outputs]
-    sizes = [2 * nv if o._is_state else len(o.names) for o in outputs]
+    nx = 2 * nv + nz
+    sizes = [nx if o._is_state else len(o.names) for o in outputs]
     ny = sum(sizes)
-    nx = 2 * nv
     ints, _ = model.packed
     theta_dot = np.empty(nv)
 
     def g(z):
-        """[x' (nx), y (ny)] at z = [delta, v, u]."""
-        delta, vel, u = z[:nv], z[nv:nx], z[nx:]
+        """[x' (nx), y (ny)] at z = [delta, v, z_law, u]."""
+        delta, vel, u = z[:nv], z[nv : 2 * nv], z[nx:]
         qz = integrate(model, q0, delta)
         tau = S @ u
         f_ext = (W @ u).reshape(nb, 6)
+        tk, z_dot = np.zeros(nv), ()
+        if nz:
+            raw, z_dot = controller.law_rates(t, qz, vel.copy(), z[2 * nv : nx].copy())
+            z_dot = finite_vector(z_dot, "law_rates' z'", nz)
+        elif controller is not None:
+            raw = controller(t, qz, vel.copy())
         if controller is not None:
-            tk, fk = _controller_output(controller(t, qz, vel.copy()), model)
+            tk, fk = _controller_output(raw, model)
             tau = tau + tk
             if fk is not None:
                 f_ext = f_ext + fk
@@ -505,11 +534,14 @@ def linearize(
         _K.dexpinv(ints, delta, vel, theta_dot)
         out = np.empty(nx + ny)
         out[:nv] = theta_dot
-        out[nv:nx] = a
+        out[nv : 2 * nv] = a
+        out[2 * nv : nx] = z_dot
         k = nx
         for o, fn, m in zip(outputs, fns, sizes, strict=True):
             if o._is_state:
                 out[k : k + m] = z[:nx]  # delta = difference(q0, qz) exactly
+            elif o._control is not None:
+                out[k : k + m] = tk[o._control]
             else:
                 y = np.asarray(fn(t, qz, vel, a), float)
                 if y.shape != (m,):
@@ -520,7 +552,7 @@ def linearize(
             k += m
         return out
 
-    z0 = np.concatenate([np.zeros(nv), v0, u_op])
+    z0 = np.concatenate([np.zeros(nv), v0, z_law, u_op])
     g0 = g(z0)
     scale = np.maximum(1.0, np.abs(z0))
     J = np.empty((nx + ny, nx + nu))

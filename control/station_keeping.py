@@ -39,6 +39,15 @@ class StationKeepingFeedback:
 
     ``tau = [swap(base wrench), arm torques]``.
 
+    **A base law with states** (:class:`~dqspace.control.BasePIDController`'s integral,
+    :class:`~dqspace.control.BaseDOBController`'s observer): calling the feedback advances
+    them by one control period (call it once per period, as
+    :func:`~dqspace.multibody.simulate_rk4` does with ``control_every``: the discrete law
+    of the runner).  For linearisation the feedback declares them (``law_states``, their
+    names; :meth:`law_states0`; :meth:`law_rates`, the law at given states and their
+    continuous-time rates, nothing advanced): :func:`~dqspace.control.linearize` adds them
+    to the state vector.
+
     Parameters
     ----------
     base : BaseController (its model is the one linearised)
@@ -78,9 +87,45 @@ class StationKeepingFeedback:
         self.base_reference = base_reference
         self.joint_reference = joint_reference
         self.feedforward = bool(feedforward)
-        # the runner's composition of one tick (dqspace.control.flight_software)
+        # the runner's composition of one tick (dqspace.control.flight.law)
         self.law = StationKeepingLaw(base, arm, feedforward=feedforward)
+        self.law_states = tuple(getattr(base, "law_states", ()))
+        if self.law_states:  # the same composition with the base law at given states
+            self._at = _BaseAtStates(base)
+            self._law_at = StationKeepingLaw(self._at, arm, feedforward=feedforward)
 
     def __call__(self, t: float, q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
         out = self.law(t, State(q, v), self.base_reference, self.joint_reference)
         return np.concatenate([swap(out.wrench), out.arm_tau])
+
+    def law_states0(self, t: float, q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+        """The base law's states at an equilibrium without disturbance at ``(q, v)`` (nz,)
+        (zero integral; the observer's momentum integral equal to the momentum)."""
+        if not self.law_states:
+            return np.zeros(0)
+        return self.base.law_states0(State(q, v))
+
+    def law_rates(
+        self, t: float, q: ArrayLike, v: ArrayLike, z: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(tau (nv,), z' (nz,))``: the feedback with the base law's states at ``z`` and
+        their continuous-time rates (the base law's ``law_rates``); nothing advanced."""
+        if not self.law_states:
+            raise ValueError("the base law has no states of its own: call the feedback")
+        self._at.z = z
+        out = self._law_at(t, State(q, v), self.base_reference, self.joint_reference)
+        return np.concatenate([swap(out.wrench), out.arm_tau]), self._at.z_dot
+
+
+class _BaseAtStates:
+    """A base law with states evaluated at given states ``z`` (its ``law_rates``): the
+    base controller of :meth:`StationKeepingFeedback.law_rates`; ``z_dot`` the last rates."""
+
+    def __init__(self, base):
+        self.base, self.model = base, base.model
+        self.feedforward = base.feedforward
+        self.z = self.z_dot = None
+
+    def __call__(self, t, state, reference, *, arm_acc=None):
+        cmd, self.z_dot = self.base.law_rates(t, state, reference, self.z, arm_acc=arm_acc)
+        return cmd

@@ -11,7 +11,10 @@ import numpy as np
 from ...control import (
     ArmController,
     BaseController,
+    BaseDOBController,
+    BasePIDController,
     ConstantPose,
+    IntegralGains,
     JointGains,
     Lemniscate,
     PDGains,
@@ -131,12 +134,29 @@ def base_reference(cfg, pose0):
 
 
 def base_controller(cfg, model):
+    """The base law of ``base_controller.law``: built-in (``dual_pd``, ``dual_pid``,
+    ``dual_pd_dob``; the stateful ones advance once per control period) or a user's class
+    called as ``cls(model, gains)``."""
     bc = cfg["base_controller"]
     gains = PDGains(
         kp_rot=bc["kp_rot"], kd_rot=bc["kd_rot"], kp_trans=bc["kp_trans"], kd_trans=bc["kd_trans"]
     )
+    period = 1.0 / cfg["control"]["rate"]
     if bc["law"] == "dual_pd":
         return BaseController(model, gains)
+    if bc["law"] == "dual_pid":
+        integral = IntegralGains(
+            ki_rot=bc["ki_rot"], ki_trans=bc["ki_trans"],
+            limit_force=bc["integral_limit_force"], limit_torque=bc["integral_limit_torque"],
+        )  # fmt: skip
+        return BasePIDController(model, gains, integral, period=period)
+    if bc["law"] == "dual_pd_dob":
+        try:
+            return BaseDOBController(
+                model, gains, bandwidth=bc["observer_bandwidth"], period=period
+            )
+        except ValueError as exc:
+            raise ScenarioError(f"base_controller.observer_bandwidth: {exc}") from None
     cls = load_class(bc["law"], "base_controller.law")
     return cls(model, gains)
 

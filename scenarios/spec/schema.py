@@ -353,13 +353,23 @@ SCHEMA = {
             "law": F(
                 "str",
                 "dual_pd",
-                doc="dual_pd (PD on the pose logarithm), or module:Class (your own controller)",
+                doc="dual_pd (PD on the pose logarithm), dual_pid (with integral action), "
+                "dual_pd_dob (with a disturbance observer), or module:Class (your own)",
             ),
             "kp_rot": F("vec", [40.0, 40.0, 40.0], "N m/rad", min=0.0, length=3),
             "kd_rot": F("vec", [60.0, 60.0, 60.0], "N m s/rad", min=0.0, length=3),
             "kp_trans": F("vec", [600.0, 600.0, 600.0], "N/m", min=0.0, length=3),
             "kd_trans": F("vec", [500.0, 500.0, 500.0], "N s/m", min=0.0, length=3),
             "feedforward": F("bool", True, doc="the arm's reaction from the inverse dynamics"),
+            "ki_rot": F("vec", [4.0, 4.0, 4.0], "N m/(rad s)", min=0.0, length=3, doc="dual_pid"),
+            "ki_trans": F("vec", [120.0, 120.0, 120.0], "N/(m s)", min=0.0, length=3),
+            "integral_limit_force": F(
+                "vec", [2.0, 2.0, 2.0], "N", min=0.0, length=3, doc="dual_pid: clamp, per axis"
+            ),
+            "integral_limit_torque": F("vec", [0.2, 0.2, 0.2], "N m", min=0.0, length=3),
+            "observer_bandwidth": F(
+                "float", 1.0, "rad/s", **_POS, doc="dual_pd_dob: at most the control rate"
+            ),
         }
     ),
     "arm_controller": Section(
