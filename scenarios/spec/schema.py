@@ -470,6 +470,13 @@ SCHEMA = {
                 "vec", [5.0, 5.0, 40.0], "arcsec", min=0.0, length=3, doc="1 sigma per body axis"
             ),
             "star_tracker_latency": F("float", 0.0, "s", min=0.0),
+            "gyro_model": F(
+                "choice",
+                "mean_rate",
+                choices=("mean_rate", "instantaneous"),
+                doc="mean_rate: the mean body rate since the last sample (a rate-integrating "
+                "gyro's delta-angle); instantaneous: the rate at the sample",
+            ),
             "gyro_arw": F("float", 0.01, "deg/sqrt(h)", min=0.0, doc="angle random walk"),
             "gyro_rrw": F("float", 0.01, "deg/h/sqrt(h)", min=0.0, doc="rate random walk"),
             "gyro_bias": F("float", 1.0, "deg/h", min=0.0, doc="initial bias, 1 sigma per axis"),
@@ -495,7 +502,24 @@ SCHEMA = {
             "encoder_bits": F("int", 20, min=4, max=40, doc="joint and gimbal angle encoders"),
             "joint_rate_noise": F("float", 1e-4, "rad/s", min=0.0),
             "tachometer_noise": F("float", 0.1, "rad/s", min=0.0, doc="wheel speeds"),
-        }
+            "attitude_process_noise_scale": F(
+                "float", 1.0, **_POS, doc="the attitude filter's process noise over the gyro's"
+            ),
+            "attitude_measurement_noise_scale": F(
+                "float", 1.0, **_POS, doc="the attitude filter's star-tracker variance over its own"
+            ),
+            "translation_accel_psd": F(
+                "float",
+                1e-6,
+                "(m/s^2)^2/Hz",
+                min=0.0,
+                doc="the translation filter's white acceleration (what its prediction misses)",
+            ),
+            "translation_measurement_noise_scale": F(
+                "float", 1.0, **_POS, doc="the translation filter's variances over the sensor's"
+            ),
+        },
+        doc="the sensors the flight software reads, and its navigation filters' tuning",
     ),
     "orbit": Section(
         {
