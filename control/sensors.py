@@ -20,7 +20,14 @@ Gyro model, per sample interval ``dt``: ``w_meas = (1 + s) w + b + g + n_v``,
 ``n_v ~ N(0, arw^2 / dt)``, ``b_{k+1} = b_k + N(0, rrw^2 dt)`` (angle random walk ``arw`` in
 rad/sqrt(s), rate random walk ``rrw`` in rad/s/sqrt(s)); its Allan deviation is ``arw /
 sqrt(tau)`` (slope -1/2) where the white noise dominates and ``rrw sqrt(tau / 3)`` (slope +1/2)
-where the random walk does.
+where the random walk does.  ``w`` is the true body rate at the sample (:class:`Gyro`) or,
+for a rate-integrating gyro (:class:`RateIntegratingGyro`, which outputs delta-angles), the
+mean rate over the sample interval: the body-frame rotation vector of ``q_prev* o q`` over
+``dt``, ``q_prev`` and ``q`` the true attitudes at the previous sample and at this one
+(:func:`mean_rate`).  The integral of the body rate over the interval differs from that
+rotation vector by the coning term (second order in the interval); the rotation vector is
+what a gyro with coning compensation reports, and what the attitude filter's step
+``q o exp(1/2 w dt)`` takes.
 
 Bias instability (off by default): ``g``, the flicker (1/f) part of the bias, whose Allan
 deviation is flat at ``sqrt(2 ln 2 / pi) B = 0.664 B`` (IEEE Std 952-1997, Annex C: a rate
@@ -36,7 +43,7 @@ and ``integral f(x) / x dx = 2 ln 2``, so a bank with ``ln r`` between neighbour
 below and 10 above the band, the variance is at most 3 % short inside it).
 
 Compiled kernels (the one implementation; the classes are their checked wrappers and
-other compiled code, e.g. :func:`~dqspace.control.navigation_tick.navigation_kernel`, calls
+other compiled code, e.g. :func:`~dqspace.control.flight.navigation.sense_kernel`, calls
 them directly).  Each draws from the ``numpy.random.Generator`` it is passed (numba runs
 NumPy's own algorithms on the generator's bit generator, so a kernel draws exactly the
 numbers the NumPy calls would, and the generator's state advances as theirs would).
@@ -47,7 +54,9 @@ Kernels trust their inputs (float64, C-contiguous; validated by the classes).
   the truth given), deliver those due; return how many samples this call delivered (the
   newest in ``state.last``, or ``state.schedule.last`` for the gyro).  ``params`` a
   :data:`StarTrackerParams`, :data:`GyroParams`, :data:`RelativeNavigationParams`;
-  ``state`` a :data:`Schedule` (a :data:`GyroState` for the gyro).
+  ``state`` a :data:`Schedule` (a :data:`GyroState` for the gyro);
+  :func:`mean_rate_gyro_kernel` likewise, with the true attitude ``q_IB`` (4,) as its truth;
+* :func:`mean_rate` ``(q_prev, q, dt, out)``: the mean body rate between two attitudes;
 * :func:`encoder_kernel` ``(quantum, noise, rng, x, out)``: quantised, noisy ``x`` (n,)
   into ``out`` (n,) (may be ``x``): joint encoders and tachometers.
 """
@@ -56,16 +65,18 @@ from __future__ import annotations
 
 import math
 from collections import namedtuple
+from typing import Any
 
 import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq.kernels import q_exp, q_mul
+from ..dq.kernels import q_exp, q_log, q_mul
 
 __all__ = [
     "StarTracker",
     "Gyro",
+    "RateIntegratingGyro",
     "RelativeNavigation",
     "JointEncoders",
     "Tachometer",
@@ -82,6 +93,8 @@ __all__ = [
     "RelativeNavigationParams",
     "star_tracker_kernel",
     "gyro_kernel",
+    "mean_rate",
+    "mean_rate_gyro_kernel",
     "relative_navigation_kernel",
     "encoder_kernel",
 ]
@@ -258,13 +271,41 @@ class StarTracker(_Sampled):
 #: :func:`gyro_kernel`'s parameters: ``period``, ``latency`` [s], ``scale`` the scale-factor
 #: error [-], ``arw`` [rad/sqrt(s)], ``rrw`` [rad/s/sqrt(s)], and the bias-instability bank
 #: (module docstring): ``phi`` (G,) ``exp(-period / T_i)``, ``sigma`` (G,)
-#: ``q sqrt(1 - phi^2)`` [rad/s] (G = 0: no bias instability).
-GyroParams = namedtuple("GyroParams", ["period", "latency", "scale", "arw", "rrw", "phi", "sigma"])
+#: ``q sqrt(1 - phi^2)`` [rad/s] (G = 0: no bias instability); ``mean_rate`` (bool) the
+#: gyro reports the mean rate over its sample interval (:func:`mean_rate_gyro_kernel`,
+#: :class:`RateIntegratingGyro`), else the rate at the sample (:func:`gyro_kernel`).
+GyroParams = namedtuple(
+    "GyroParams", ["period", "latency", "scale", "arw", "rrw", "phi", "sigma", "mean_rate"]
+)
 
 #: What a gyro carries from sample to sample: ``schedule`` (:data:`Schedule`, m = 3),
 #: ``bias`` (3,) the random-walk bias [rad/s], ``flicker`` (G, 3) the Gauss-Markov
-#: processes of the bias instability [rad/s].
-GyroState = namedtuple("GyroState", ["schedule", "bias", "flicker"])
+#: processes of the bias instability [rad/s], ``attitude`` (4,) the true attitude
+#: ``q_IB`` at the last sample taken (a rate-integrating gyro's start of the next
+#: interval; unused by :func:`gyro_kernel`).
+GyroState = namedtuple("GyroState", ["schedule", "bias", "flicker", "attitude"])
+
+
+@njit(cache=True)
+def _gyro_sample(p, s, rng, w, out):
+    """One gyro sample of the true rate ``w`` (3,) [rad/s] into ``out`` (3,) (the errors
+    of :func:`gyro_kernel`), and the bias steps."""
+    g = s.flicker
+    G = p.phi.shape[0]
+    sq = math.sqrt(p.period)
+    for j in range(3):
+        out[j] = (1.0 + p.scale) * w[j] + s.bias[j] + p.arw / sq * rng.standard_normal()
+    for j in range(3):
+        s.bias[j] = s.bias[j] + p.rrw * sq * rng.standard_normal()
+    if G > 0:
+        for j in range(3):
+            total = g[0, j]
+            for k in range(1, G):
+                total += g[k, j]
+            out[j] = out[j] + total
+        for k in range(G):
+            for j in range(3):
+                g[k, j] = p.phi[k] * g[k, j] + p.sigma[k] * rng.standard_normal()
 
 
 @njit(cache=True)
@@ -275,35 +316,61 @@ def gyro_kernel(p, s, rng, t, w_IB_B):
     added and each process steps (3 G draws, row by row); ``w_IB_B`` (3,) [rad/s] the true
     rate, ``p`` a :data:`GyroParams`, ``s`` a :data:`GyroState`.  Returns the number of
     samples delivered (the newest in ``s.schedule.last``)."""
-    sch, g = s.schedule, s.flicker
-    G = p.phi.shape[0]
-    sq = math.sqrt(p.period)
+    sch = s.schedule
     n = _deliver(sch, t)
     i = _take(sch, p.period, p.latency, t)
     while i >= 0:
-        out = sch.values[i]
-        for j in range(3):
-            out[j] = (1.0 + p.scale) * w_IB_B[j] + s.bias[j] + p.arw / sq * rng.standard_normal()
-        for j in range(3):
-            s.bias[j] = s.bias[j] + p.rrw * sq * rng.standard_normal()
-        if G > 0:
-            for j in range(3):
-                total = g[0, j]
-                for k in range(1, G):
-                    total += g[k, j]
-                out[j] = out[j] + total
-            for k in range(G):
-                for j in range(3):
-                    g[k, j] = p.phi[k] * g[k, j] + p.sigma[k] * rng.standard_normal()
+        _gyro_sample(p, s, rng, w_IB_B, sch.values[i])
+        n += _deliver(sch, t)
+        i = _take(sch, p.period, p.latency, t)
+    return n
+
+
+@njit(cache=True)
+def mean_rate(q_prev, q, dt, out):
+    """The mean body rate ``out`` (3,) [rad/s] that turns ``q_prev`` into ``q`` (4,) (q_IB)
+    in ``dt`` [s]: the rotation vector of ``q_prev* o q`` (body frame, the short way) over
+    ``dt``; exact for a constant rate, and for a rate about a fixed axis it is the rate's
+    mean over the interval."""
+    conj = np.empty(4)
+    conj[0] = q_prev[0]
+    for j in range(1, 4):
+        conj[j] = -q_prev[j]
+    e = np.empty(4)
+    q_mul(conj, q, e)
+    if e[0] < 0.0:
+        for j in range(4):
+            e[j] = -e[j]
+    q_log(e, out)  # half the rotation vector
+    for j in range(3):
+        out[j] = 2.0 * out[j] / dt
+
+
+@njit(cache=True)
+def mean_rate_gyro_kernel(p, s, rng, t, q_IB):
+    """A rate-integrating gyro at ``t`` [s] (:class:`RateIntegratingGyro`): every sample due
+    is the error model of :func:`gyro_kernel` (the same draws) applied to the mean rate over
+    the sample interval, :func:`mean_rate` from ``s.attitude`` (the true attitude at the
+    previous sample) to ``q_IB`` (4,) (the true attitude now, given at every sample time),
+    which then becomes ``s.attitude``.  Returns the number of samples delivered."""
+    sch = s.schedule
+    w = np.empty(3)
+    n = _deliver(sch, t)
+    i = _take(sch, p.period, p.latency, t)
+    while i >= 0:
+        mean_rate(s.attitude, q_IB, p.period, w)
+        _gyro_sample(p, s, rng, w, sch.values[i])
+        s.attitude[:] = q_IB
         n += _deliver(sch, t)
         i = _take(sch, p.period, p.latency, t)
     return n
 
 
 class Gyro(_Sampled):
-    """Body angular rate with angle random walk, a random-walk bias, an optional bias
-    instability and a scale-factor error (module docstring, :func:`gyro_kernel`); ``bias``
-    is the current random-walk bias [rad/s] (the bias instability part apart: ``flicker``).
+    """Body angular rate at the sample time with angle random walk, a random-walk bias, an
+    optional bias instability and a scale-factor error (module docstring,
+    :func:`gyro_kernel`); ``bias`` is the current random-walk bias [rad/s] (the bias
+    instability part apart: ``flicker``).
 
     Parameters
     ----------
@@ -319,6 +386,8 @@ class Gyro(_Sampled):
     bias_instability_band : (2,) [s], the averaging times ``tau_lo < tau_hi`` over which
         the floor is flat
     """
+
+    _mean_rate = False
 
     def __init__(
         self,
@@ -364,8 +433,8 @@ class Gyro(_Sampled):
             g = q * self.rng.standard_normal((T.size, 3))  # stationary from the start
         self.correlation_times = T
         self.params = GyroParams(self.period, self.latency, self.scale, self.arw, self.rrw,
-                                 phi, sigma)  # fmt: skip
-        self.state = GyroState(self.schedule, bias, g)
+                                 phi, sigma, self._mean_rate)  # fmt: skip
+        self.state = GyroState(self.schedule, bias, g, np.array([1.0, 0.0, 0.0, 0.0]))
 
     @property
     def bias(self) -> NDArray[np.float64]:
@@ -380,6 +449,44 @@ class Gyro(_Sampled):
     def measure(self, t: float, w_true: ArrayLike) -> NDArray[np.float64] | None:
         w = np.ascontiguousarray(w_true, dtype=float)
         gyro_kernel(self.params, self.state, self.rng, float(t), w)
+        return self._newest(lambda x: x)
+
+
+class RateIntegratingGyro(Gyro):
+    """A gyro that reports the mean body rate over each sample interval, as rate-integrating
+    gyros do (their delta-angle over the interval): the rotation vector of ``q_prev* o q``
+    over the period, ``q_prev`` and ``q`` the true attitudes at the previous sample and at
+    this one, with the errors of :class:`Gyro` (the same draws;
+    :func:`mean_rate_gyro_kernel`).  ``measure(t, q_IB)`` takes the true attitude and must
+    be called at every sample time.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    previous_attitude : (4,) the true attitude ``q_IB`` one sample period before the first
+        sample (at ``t = -1 / rate``): the first sample is the mean rate over
+        ``[-1 / rate, 0]``
+    **kwargs : the parameters of :class:`Gyro`
+    """
+
+    _mean_rate = True
+
+    def __init__(
+        self, rng: np.random.Generator, *, previous_attitude: ArrayLike, **kwargs: Any
+    ) -> None:
+        super().__init__(rng, **kwargs)
+        q = np.array(previous_attitude, dtype=float)
+        if q.shape != (4,) or not np.all(np.isfinite(q)) or abs(np.linalg.norm(q) - 1) > 1e-9:
+            raise ValueError(
+                f"previous_attitude must be a unit quaternion (4,), got {previous_attitude!r}"
+            )
+        self.state.attitude[:] = q
+
+    def measure(self, t: float, q_IB: ArrayLike) -> NDArray[np.float64] | None:
+        q = np.ascontiguousarray(q_IB, dtype=float)
+        if q.shape != (4,):
+            raise ValueError(f"q_IB must be (4,), got shape {q.shape}")
+        mean_rate_gyro_kernel(self.params, self.state, self.rng, float(t), q)
         return self._newest(lambda x: x)
 
 

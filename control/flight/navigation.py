@@ -1,21 +1,30 @@
 """What the flight software knows at a tick: the sensors, then the filters.
 
-Two stages, each one compiled kernel:
+Three stages, each one compiled kernel:
 
 * :func:`sense_kernel` -- the sensor models on the plant's true state (they are what sees
   the truth): the star tracker on the true attitude ``q_IB``, the relative navigation on
-  the base's true position and inertial velocity, the gyro on the true body rate, the
+  the base's true position and inertial velocity, the gyro on the true attitude (a
+  rate-integrating gyro: the mean rate since the last tick) or on the true body rate, the
   encoders on the joint and gimbal angles, the tachometers on the joint, gimbal and wheel
   rates; each draws from its own generator (so the order of the sensors does not change
-  a draw).  Writes :data:`~dqspace.control.flight.interfaces.Measurements`.
-* :func:`filter_kernel` -- the filters on the measurements only: the attitude MEKF
-  propagated over the last period with the gyro sample held over it (none before the
-  first), then updated with a new star-tracker sample; the translation filter predicted
-  with the acceleration the last tick planned (:func:`commanded_force_kernel`), then
-  updated with a new relative-navigation sample; then the estimate: the base pose from
-  ``q^`` (in the hemisphere of the newest star-tracker sample) and ``r^``, the base twist
-  ``[w_meas - b^, R(q^)^T v^]``, the joints and devices as measured.  Writes
+  a draw).  Writes :data:`Measurements`.
+* :func:`filter_kernel` -- the filters on the measurements only.  From the second tick
+  on, the attitude MEKF propagates over the last period with the gyro sample that covers
+  it: with a rate-integrating gyro (``FilterParams.mean_rate``) this tick's sample, the
+  mean rate from the last tick to this one; with a gyro that samples the rate, the last
+  tick's sample held over the period.  Then it is updated with a new star-tracker sample
+  (taken at this tick), so the estimate is the attitude at this tick.  The translation
+  filter predicts over the period with the acceleration the last tick planned
+  (:func:`planned_acceleration_kernel`), then is updated with a new relative-navigation
+  sample.  Then the estimate: the base pose from ``q^`` (in the hemisphere of the newest
+  star-tracker sample) and ``r^``, the base twist ``[w_meas - b^, R(q^)^T v^]``, the
+  joints and devices as measured.  Writes
   :data:`~dqspace.control.flight.interfaces.Estimate`.
+* :func:`planned_acceleration_kernel` -- after the laws and the actuation: the base's
+  acceleration over the next period as the flight software knows it (the thrusters'
+  nominal mean force, the law's torque and the arm's planned reaction through the
+  controller model's locked inertia), the translation filter's next prediction.
 
 With perfect knowledge (no sensors) :func:`truth_kernel` writes the estimate from the true
 state instead.  :func:`read_devices` is the one readout of the momentum devices from the
@@ -33,13 +42,20 @@ import numpy as np
 from numba import njit
 
 from ...dq.kernels import dq_from_quat_translation, dq_translation, q_mul, q_to_rotation_matrix
+from ...multibody.kernels import crba
 from ..navigation import (
     mekf_propagate_kernel,
     mekf_update_kernel,
     translation_predict_kernel,
     translation_update_kernel,
 )
-from ..sensors import encoder_kernel, gyro_kernel, relative_navigation_kernel, star_tracker_kernel
+from ..sensors import (
+    encoder_kernel,
+    gyro_kernel,
+    mean_rate_gyro_kernel,
+    relative_navigation_kernel,
+    star_tracker_kernel,
+)
 
 __all__ = [
     "Measurements",
@@ -54,7 +70,7 @@ __all__ = [
     "filter_kernel",
     "truth_kernel",
     "read_devices",
-    "commanded_force_kernel",
+    "planned_acceleration_kernel",
     "estimate_error_kernel",
 ]
 
@@ -101,17 +117,21 @@ SensorState = namedtuple(
      "joint_rate_rng", "device_rate_rng"],
 )  # fmt: skip
 
-#: The filters (:func:`filter_kernel`): ``dt`` [s] their step (the control period),
-#: ``mass`` [kg] of the base with its devices (the planned acceleration), ``mekf``
+#: The filters (:func:`filter_kernel`, :func:`planned_acceleration_kernel`): ``dt`` [s]
+#: their step (the control period), ``mean_rate`` (bool) the gyro's sample at a tick is the
+#: mean rate since the last tick (else the rate at the last tick, held), ``ints``,
+#: ``reals`` the controller model's packed arrays (the planned acceleration), ``mekf``
 #: (:data:`~dqspace.control.navigation.MEKFParams`), ``translation``
 #: (:data:`~dqspace.control.navigation.TranslationKFParams`).
-FilterParams = namedtuple("FilterParams", ["dt", "mass", "mekf", "translation"])
+FilterParams = namedtuple(
+    "FilterParams", ["dt", "mean_rate", "ints", "reals", "mekf", "translation"]
+)
 
 #: The filters' state: ``mekf`` (:data:`~dqspace.control.navigation.MEKFState`),
 #: ``translation`` (:data:`~dqspace.control.navigation.TranslationKFState`), ``accel`` (3,)
 #: the planned inertial acceleration [m/s^2] of the next prediction, ``pose`` (8,) the
-#: estimated base pose, ``rate`` (3,) the gyro sample held over the period [rad/s] and
-#: ``rate_valid`` (1,) 1 once there is one.
+#: estimated base pose, ``rate`` (3,) the last tick's gyro sample [rad/s] and
+#: ``rate_valid`` (1,) 1 once there is one (from the second tick on, the filters step).
 FilterState = namedtuple(
     "FilterState", ["mekf", "translation", "accel", "pose", "rate", "rate_valid"]
 )
@@ -165,7 +185,10 @@ def sense_kernel(p, s, ix, t, q, v, m):
         p.relnav, s.relnav, s.relnav_rng, t, r_true, v_true
     )
     m.relnav[:] = s.relnav.last
-    gyro_kernel(p.gyro, s.gyro, s.gyro_rng, t, v[:3])
+    if p.gyro.mean_rate:
+        mean_rate_gyro_kernel(p.gyro, s.gyro, s.gyro_rng, t, q[:4])
+    else:
+        gyro_kernel(p.gyro, s.gyro, s.gyro_rng, t, v[:3])
     sch = s.gyro.schedule
     m.gyro[:] = sch.last
     m.gyro_valid[0] = 1.0 if sch.delivered[0] > 0 else 0.0
@@ -186,8 +209,11 @@ def filter_kernel(p, s, m, est):
     """The filters on the tick's measurements ``m`` (module docstring): ``p`` a
     :data:`FilterParams`, ``s`` a :data:`FilterState` (advanced); writes ``est``
     (:data:`~dqspace.control.flight.interfaces.Estimate`)."""
-    if s.rate_valid[0] > 0.0:  # propagate over the last period with its gyro sample
-        mekf_propagate_kernel(p.mekf, s.mekf, s.rate, p.dt)
+    if s.rate_valid[0] > 0.0:  # propagate over the last period with its gyro sample:
+        if p.mean_rate:  # this tick's, the mean rate since the last tick
+            mekf_propagate_kernel(p.mekf, s.mekf, m.gyro, p.dt)
+        else:  # the last tick's, held
+            mekf_propagate_kernel(p.mekf, s.mekf, s.rate, p.dt)
         translation_predict_kernel(p.translation, s.translation, s.accel, p.dt)
     if m.star_new[0] > 0.0:
         mekf_update_kernel(p.mekf, s.mekf, m.star)
@@ -223,16 +249,47 @@ def filter_kernel(p, s, m, est):
 
 
 @njit(cache=True)
-def commanded_force_kernel(mass, pose, f_B, accel):
-    """The force ``f_B`` (3,) [N] the tick plans on the base (base axes: the thrusters' mean
-    force plus the arm's planned reaction) as the next prediction's inertial acceleration
-    ``accel = R(q^) f_B / mass`` (3,) [m/s^2]; ``mass`` [kg] (``FilterParams.mass``),
-    ``pose`` (8,) the estimated base pose and ``accel`` the planned acceleration of the
-    :data:`FilterState`."""
+def planned_acceleration_kernel(p, est, wrench, reaction, w_thr, accel):
+    """The base's acceleration over the next period as the flight software knows it: the
+    translation filter's next prediction ``accel`` (3,) [m/s^2] (inertial).
+
+    The controller model's dynamics (base, devices locked in, arm) give the base's
+    acceleration ``a_b = M_bb^-1 (u - ID(q, v, [0; acc])_b)`` (6,) ``[dw, dv]`` (body
+    axes) for a generalized force ``u`` on the base and the arm's planned joint
+    accelerations ``acc``; ``M_bb`` (6, 6) is the locked inertia of the whole system about
+    the base (at the estimated joints, :func:`~dqspace.multibody.kernels.crba`): a force on
+    the base moves the arm's mass too.  The arm's planned ``reaction`` (6,) ``[f, tau]``
+    [N, N m] (base axes) is ``-swap(ID(q, v, [0; acc])_b)``, so
+    ``a_b = M_bb^-1 swap([f_thr, tau] + reaction)``: the force the thrusters deliver as
+    the flight software knows it (their nominal mean wrench ``w_thr``, the pulses it
+    commanded) and the torque the law asked for (``wrench``; the momentum devices and the
+    thrusters deliver it).  Its origin's inertial acceleration is ``R(q^) (dv + w x v)``
+    with the estimated body twist ``[w, v]`` (``est``, the tick's
+    :data:`~dqspace.control.flight.interfaces.Estimate`).  ``p`` a :data:`FilterParams`.
+    (With the base law's feedforward the reaction also carries the base reference's
+    acceleration, ``-M_bb a_ref``, which this prediction then misses: zero for a held
+    pose.)"""
+    nv = est.v.shape[0]
+    M = np.empty((nv, nv))
+    crba(p.ints, p.reals, est.q, M)
+    Mbb = np.empty((6, 6))
+    for i in range(6):
+        for j in range(6):
+            Mbb[i, j] = M[i, j]
+    u = np.empty(6)  # [torque, force]
+    for j in range(3):
+        u[j] = wrench[3 + j] + reaction[3 + j]
+        u[3 + j] = w_thr[j] + reaction[j]
+    a = np.linalg.solve(Mbb, u)
+    w, v = est.v[:3], est.v[3:6]
+    lin = np.empty(3)
+    lin[0] = a[3] + (w[1] * v[2] - w[2] * v[1])
+    lin[1] = a[4] + (w[2] * v[0] - w[0] * v[2])
+    lin[2] = a[5] + (w[0] * v[1] - w[1] * v[0])
     R = np.empty((3, 3))
-    q_to_rotation_matrix(pose[:4], R)
+    q_to_rotation_matrix(est.q[:4], R)
     for i in range(3):
-        accel[i] = (R[i, 0] * f_B[0] + R[i, 1] * f_B[1] + R[i, 2] * f_B[2]) / mass
+        accel[i] = R[i, 0] * lin[0] + R[i, 1] * lin[1] + R[i, 2] * lin[2]
 
 
 @njit(cache=True)

@@ -15,8 +15,9 @@
    (:func:`~dqspace.control.flight.actuation.demand_kernel`), the allocation (the fast one
    inside the actuation kernel, or a Python allocator), pulse modulation, VSCMG steering
    and the wheels (:func:`~dqspace.control.flight.actuation.actuation_kernel`);
-4. **prediction** -- the force the tick plans on the base (thrusters' mean force plus the
-   arm's planned reaction) becomes the navigation's next prediction;
+4. **prediction** -- what the tick plans on the base (the thrusters' mean force, the law's
+   torque, the arm's planned reaction) becomes the navigation's next prediction
+   (:func:`~dqspace.control.flight.navigation.planned_acceleration_kernel`);
 5. **commands** -- what the plant holds over the period
    (:data:`~dqspace.control.flight.interfaces.Commands`).
 
@@ -41,8 +42,8 @@ from numba.extending import overload
 from .actuation import actuation_kernel, demand_kernel
 from .law import station_keeping_kernel
 from .navigation import (
-    commanded_force_kernel,
     filter_kernel,
+    planned_acceleration_kernel,
     sense_kernel,
     truth_kernel,
 )
@@ -118,8 +119,8 @@ def tick(p, s, w, t, q, v, arm_ref, base_ref, cmd):
         p.act, s.act, t, w.law.wrench, e.gimbal, e.vscmg_speed, e.rw_speed, e.base_rate, fast,
         w.act,
     )  # fmt: skip
-    # ---- 4. the force planned on the base: the navigation's next prediction
-    _predict(p.nav, s.nav, w.law.reaction, w.act.w_thr)
+    # ---- 4. the wrench planned on the base: the navigation's next prediction
+    _predict(p.nav, s.nav, w.est, w.law.wrench, w.law.reaction, w.act.w_thr)
     # ---- 5. the commands
     cmd.arm_tau[:] = w.law.tau
     cmd.rw_torque[:] = w.act.rw_cmd
@@ -155,8 +156,8 @@ def _allocate(alloc, act):
     _compiled_only()
 
 
-def _predict(nav, nav_state, reaction, w_thr):
-    """Stage 4: the planned force into the navigation (:func:`_predict_typed`)."""
+def _predict(nav, nav_state, est, wrench, reaction, w_thr):
+    """Stage 4: the planned wrench into the navigation (:func:`_predict_typed`)."""
     _compiled_only()
 
 
@@ -217,15 +218,12 @@ def _allocate_typed(alloc, act):
 
 
 @overload(_predict)
-def _predict_typed(nav, nav_state, reaction, w_thr):
+def _predict_typed(nav, nav_state, est, wrench, reaction, w_thr):
     if isinstance(nav, types.NoneType):
-        return lambda nav, nav_state, reaction, w_thr: None
+        return lambda nav, nav_state, est, wrench, reaction, w_thr: None
 
-    def planned(nav, nav_state, reaction, w_thr):
-        f_B = np.empty(3)
-        for j in range(3):
-            f_B[j] = w_thr[j] + reaction[j]
+    def planned(nav, nav_state, est, wrench, reaction, w_thr):
         f = nav_state.filters
-        commanded_force_kernel(nav.filters.mass, f.pose, f_B, f.accel)
+        planned_acceleration_kernel(nav.filters, est, wrench, reaction, w_thr, f.accel)
 
     return planned

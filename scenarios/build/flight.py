@@ -3,12 +3,18 @@ sensors and controllers (:class:`~dqspace.control.flight.software.FlightSoftware
 
 * :func:`navigation` -- the sensor suite and the filters of ``[sensors]``
   (:data:`~dqspace.control.flight.navigation.NavigationParams` and its state): gyro
-  (sampled every tick) and star tracker into the attitude MEKF, relative navigation into
-  the translation filter (predicted with the planned force on the base: thrusters and the
-  arm's reaction), encoders and tachometers for the joints and devices.  Each sensor draws
-  from its own generator, spawned from ``scenario.seed``.  The filters start at the true
-  initial state (after an initial alignment) with the covariance of one star-tracker and
-  one navigation sample;
+  (sampled every tick; ``gyro_model``: the mean rate since the last tick, or the rate at
+  the tick) and star tracker into the attitude MEKF, relative navigation into the
+  translation filter (predicted with the planned wrench on the base, thrusters and the
+  arm's reaction, through the controller model's inertia), encoders and tachometers for
+  the joints and devices.  Each sensor draws from its own generator, spawned from
+  ``scenario.seed``.  The filters start at the true initial state (after an initial
+  alignment) with the covariance of one star-tracker and one navigation sample; their
+  noise models are the sensors' own, scaled by the tuning keys
+  (``attitude_process_noise_scale`` on the gyro's ARW^2 and RRW^2,
+  ``attitude_measurement_noise_scale`` on the star tracker's variance,
+  ``translation_accel_psd``, ``translation_measurement_noise_scale`` on the relative
+  navigation's variances);
 * :func:`flight_software` -- all of it, with the controllers and the references.
 """
 
@@ -32,6 +38,7 @@ from ...control.sensors import (
     ARCSEC,
     Gyro,
     JointEncoders,
+    RateIntegratingGyro,
     RelativeNavigation,
     StarTracker,
     Tachometer,
@@ -39,7 +46,7 @@ from ...control.sensors import (
     bias_instability_from_deg_per_hour,
     rrw_from_deg_per_hour_root_hour,
 )
-from ...dq import rotation_matrix_from_dq, translation_from_dq
+from ...dq import quat_exp, quat_mul, rotation_matrix_from_dq, translation_from_dq
 from .devices import actuation_params
 
 __all__ = ["flight_software", "navigation", "plant_index_of"]
@@ -97,8 +104,8 @@ def navigation(system):
     rrw = rrw_from_deg_per_hour_root_hour(s["gyro_rrw"])
     b0 = rng[0].normal(0.0, np.radians(s["gyro_bias"]) / 3600.0, 3)
     dt = 1.0 / cfg["control"]["rate"]
-    gyro = Gyro(
-        rng[1],
+    q0, v0 = sy.q0, sy.v0
+    gyro_kw = dict(
         rate=1.0 / dt,
         arw=arw,
         rrw=rrw,
@@ -106,6 +113,13 @@ def navigation(system):
         bias_instability=bias_instability_from_deg_per_hour(s["gyro_bias_instability"]),
         bias_instability_band=s["gyro_bias_instability_band"],
     )
+    mean_rate = s["gyro_model"] == "mean_rate"
+    if mean_rate:  # the attitude a period before the start, at the initial rate
+        gyro = RateIntegratingGyro(
+            rng[1], previous_attitude=quat_mul(q0[:4], quat_exp(-0.5 * dt * v0[:3])), **gyro_kw
+        )
+    else:
+        gyro = Gyro(rng[1], **gyro_kw)
     st_sigma = np.maximum(np.asarray(s["star_tracker_noise_arcsec"]), 1e-3) * ARCSEC
     star = StarTracker(
         rng[2],
@@ -119,19 +133,23 @@ def navigation(system):
     enc = JointEncoders(rng[4], quantum=2.0 * np.pi / 2 ** s["encoder_bits"])
     jt = Tachometer(rng[5], noise=s["joint_rate_noise"], quantum=1e-9)
     dt_ = Tachometer(rng[6], noise=s["tachometer_noise"], quantum=1e-9)
-    q0, v0 = sy.q0, sy.v0
     P0 = np.diag(list(st_sigma**2) + [(np.radians(s["gyro_bias"]) / 3600.0) ** 2 + 1e-20] * 3)
-    mekf = AttitudeMEKF(q0[:4], np.zeros(3), P0, arw=arw, rrw=rrw, star_tracker_sigma=st_sigma)
+    qs, rs = s["attitude_process_noise_scale"], s["attitude_measurement_noise_scale"]
+    mekf = AttitudeMEKF(
+        q0[:4], np.zeros(3), P0, arw=arw * qs**0.5, rrw=rrw * qs**0.5,
+        star_tracker_sigma=st_sigma * rs**0.5,
+    )  # fmt: skip
     r0 = translation_from_dq(q0[:8])
     v0_I = rotation_matrix_from_dq(q0[:8]) @ v0[3:6]
+    ts = s["translation_measurement_noise_scale"] ** 0.5
     tkf = TranslationKF(
         np.r_[r0, v0_I],
         np.diag([pn**2] * 3 + [vn**2] * 3),
-        accel_psd=1e-6,
-        position_sigma=pn,
-        velocity_sigma=vn,
+        accel_psd=s["translation_accel_psd"],
+        position_sigma=pn * ts,
+        velocity_sigma=vn * ts,
     )
-    mass = float(sy.controller_model.mass[0])  # the base with its devices
+    ints, reals = sy.controller_model.packed
     sensors = SensorParams(
         star.params, gyro.params, relnav.params, enc.quantum, enc.noise, jt.quantum, jt.noise,
         dt_.quantum, dt_.noise,
@@ -140,7 +158,7 @@ def navigation(system):
         star.schedule, gyro.state, relnav.schedule, star.rng, gyro.rng, relnav.rng, enc.rng,
         jt.rng, dt_.rng,
     )  # fmt: skip
-    filters = FilterParams(dt, mass, mekf.params, tkf.params)
+    filters = FilterParams(dt, mean_rate, ints, reals, mekf.params, tkf.params)
     filter_state = FilterState(
         mekf.state, tkf.state, np.zeros(3), np.zeros(8), np.zeros(3), np.zeros(1)
     )

@@ -14,10 +14,10 @@ from numba import njit
 from dqspace.control import BaseController
 from dqspace.control.flight.interfaces import estimate_arrays
 from dqspace.control.flight.navigation import (
-    commanded_force_kernel,
     estimate_error_kernel,
     filter_kernel,
     measurement_arrays,
+    planned_acceleration_kernel,
     sense_kernel,
 )
 from dqspace.control.sensors import Gyro
@@ -63,13 +63,13 @@ def test_a_python_law_records_what_the_compiled_law_records(user_base, overrides
 
 
 @njit
-def _navigate(p, s, ix, q, v, dt, f_B, m, est, out_q, out_err):
+def _navigate(p, s, ix, q, v, dt, wrench, reaction, w_thr, m, est, out_q, out_err):
     """Ticks of the navigation from compiled code: the estimated q and the errors per tick."""
     att, pos = np.empty(3), np.empty(3)
     for k in range(out_q.shape[0]):
         sense_kernel(p.sensors, s.sensors, ix, k * dt, q, v, m)
         filter_kernel(p.filters, s.filters, m, est)
-        commanded_force_kernel(p.filters.mass, s.filters.pose, f_B, s.filters.accel)
+        planned_acceleration_kernel(p.filters, est, wrench, reaction, w_thr, s.filters.accel)
         estimate_error_kernel(est, q, att, pos)
         out_q[k] = est.q
         out_err[k, :3] = att
@@ -84,17 +84,19 @@ def test_the_navigation_kernels_from_compiled_code_give_what_they_give_from_pyth
     rng = np.random.default_rng(3)
     q, v = sy.q0.copy(), sy.v0.copy()
     v[: sy.plant.nv] += rng.normal(0.0, 1e-3, sy.plant.nv)
-    f_B = np.array([0.3, -0.2, 0.1])
+    wrench = np.array([0.3, -0.2, 0.1, 0.02, -0.01, 0.03])
+    reaction = np.array([-0.1, 0.2, 0.05, 0.01, 0.02, -0.02])
+    w_thr = np.array([0.25, -0.1, 0.2, 0.0, 0.0, 0.0])
     n, K, W = sy.arm_info.n, 4, 0
     out_q, out_err = np.empty((120, ix.nq_c)), np.empty((120, 6))
     ma, ea = measurement_arrays(n, K, W), estimate_arrays(ix.nq_c, ix.nv_c, K, W)
-    _navigate(pa, sa, ix, q, v, pa.filters.dt, f_B, ma, ea, out_q, out_err)
+    _navigate(pa, sa, ix, q, v, pa.filters.dt, wrench, reaction, w_thr, ma, ea, out_q, out_err)
     mb, eb = measurement_arrays(n, K, W), estimate_arrays(ix.nq_c, ix.nv_c, K, W)
     att, pos = np.empty(3), np.empty(3)
     for k in range(120):
         sense_kernel(pb.sensors, sb.sensors, ix, k * pb.filters.dt, q, v, mb)
         filter_kernel(pb.filters, sb.filters, mb, eb)
-        commanded_force_kernel(pb.filters.mass, sb.filters.pose, f_B, sb.filters.accel)
+        planned_acceleration_kernel(pb.filters, eb, wrench, reaction, w_thr, sb.filters.accel)
         estimate_error_kernel(eb, q, att, pos)
         np.testing.assert_array_equal(out_q[k], eb.q)
         np.testing.assert_array_equal(out_err[k], np.r_[att, pos])
