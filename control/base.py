@@ -65,12 +65,17 @@ class BaseCommand:
     feedback : (6,) PD part ``[f, tau]``
     feedforward : (6,) arm-reaction feedforward ``[f, tau]`` (zero without ``arm_acc``)
     error : PoseError of the base relative to its reference
+    compensation : (6,) the part of ``wrench`` that cancels the law's estimate of an
+        external wrench on the base (a disturbance observer's ``-d^``), or None (no
+        estimate).  The arm's torques assume the base accelerates under ``wrench -
+        compensation``, the wrench left once the disturbance acts.
     """
 
     wrench: np.ndarray
     feedback: np.ndarray
     feedforward: np.ndarray
     error: PoseError
+    compensation: np.ndarray | None = None
 
     @property
     def force(self) -> NDArray[np.float64]:

@@ -27,7 +27,9 @@ were a disturbance, and is compensated with it.
 (``S`` by rectangles over the period; the discrete estimate's pole is ``1 - K T``: the
 bandwidth must satisfy ``K T <= 1``).  ``-d^`` is the disturbance's feedforward; it is
 recorded in the command's ``feedback`` (the PD minus ``d^``), since ``feedforward`` is the
-arm's reaction by contract (the navigation predicts with it).
+arm's reaction by contract (the navigation predicts with it), and as its
+``compensation``: the arm's torques assume the base accelerates under the wrench without
+it (the disturbance takes that part), so the feedforward sees no phantom reaction.
 
 A registered base law (:func:`~dqspace.control.flight.law.register_base_law`):
 :func:`dob_base_law_kernel` runs in the compiled tick with the observer's state
@@ -60,6 +62,7 @@ __all__ = [
     "base_momentum_kernel",
     "dob_base_law_kernel",
     "dob_rates_kernel",
+    "dob_compensation_kernel",
 ]
 
 #: What the compiled observer law reads: the fields of
@@ -185,7 +188,10 @@ class BaseDOBController(BaseController):
         else:
             dob_base_law_kernel(*args)
         err = PoseError(dq=e, log=e_log, twist=e_twist)
-        return BaseCommand(wrench=wrench, feedback=fb, feedforward=ff, error=err), z_dot
+        cmd = BaseCommand(
+            wrench=wrench, feedback=fb, feedforward=ff, error=err, compensation=-s.estimate
+        )
+        return cmd, z_dot
 
 
 @njit(cache=True)
@@ -253,4 +259,13 @@ def dob_rates_kernel(P, s, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, f
                 e_twist, s_dot)  # fmt: skip
 
 
-register_base_law(BaseDOBController, DOBLawParams, dob_base_law_kernel)
+@njit(cache=True)
+def dob_compensation_kernel(P, s, out):
+    """The observer law's compensation ``-d^`` (6,) of its last tick (``out``)."""
+    for j in range(6):
+        out[j] = -s.estimate[j]
+
+
+register_base_law(
+    BaseDOBController, DOBLawParams, dob_base_law_kernel, compensation=dob_compensation_kernel
+)

@@ -11,7 +11,9 @@ arm, the momentum devices locked into the base), ``reference`` what the controll
 
 * A **base controller** is called with ``arm_acc=`` (the arm's planned joint accelerations,
   or None for no feedforward) and returns an object with ``wrench`` (6,) ``[f, tau]`` [N,
-  N m] in base axes; ``feedforward`` (6,) when it has one.  Built-in:
+  N m] in base axes; ``feedforward`` (6,) when it has one; ``compensation`` (6,) when
+  part of the wrench cancels the law's estimate of an external wrench (a disturbance
+  observer's ``-d^``).  Built-in:
   :class:`~dqspace.control.BaseController` (dual PD, P46, + arm-reaction feedforward, P47).
 * An **arm controller** is called with ``base_force=`` (None) and returns an object with
   ``tau`` (n,) joint torques; ``acc`` (n,) planned joint accelerations (fed forward to the
@@ -30,13 +32,17 @@ linearisation), so that both compute the same commands:
 1. ``arm_cmd = arm(t, state, arm_reference)`` -- the planned joint accelerations;
 2. ``base_cmd = base(t, state, base_reference, arm_acc=arm_cmd.acc)`` (``None`` without
    feedforward);
-3. ``tau = arm.torque(state, arm_cmd.acc, base_force=base_cmd.generalized force)``.
+3. ``tau = arm.torque(state, arm_cmd.acc, base_force=swap(wrench - compensation))``: the
+   base accelerates under the commanded wrench less the part that cancels the estimated
+   disturbance (the disturbance takes that part); without it, under a constant
+   disturbance the arm's torques would deflect the joints and feed a phantom reaction
+   forward.
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -80,7 +86,7 @@ __all__ = [
 BASE_LAWS: dict = {}
 
 
-def register_base_law(controller_class, params_class, kernel) -> None:
+def register_base_law(controller_class, params_class, kernel, *, compensation=None) -> None:
     """Make ``controller_class`` a base law the compiled tick runs.
 
     ``controller_class`` follows the base controller protocol (``base(t, state, reference,
@@ -97,9 +103,12 @@ def register_base_law(controller_class, params_class, kernel) -> None:
     ``pose`` (8,), ``twist``, ``acc`` (6,) (inertial), ``use_ff`` (bool) and the arm's
     planned joint accelerations ``arm_acc``; it writes the wrench ``[f, tau]`` (6,), its
     feedback and feedforward parts, and the pose error ``e`` (8,), ``e_log``, ``e_twist``
-    (6,).  Only the exact class runs compiled (a user's subclass runs in Python).
+    (6,).  ``compensation`` (compiled, optional), ``compensation(P, state, out)``, writes
+    the part of the last wrench that cancels the law's estimate of an external wrench
+    (6,) (none: zeros); the arm's torques assume the base accelerates under the wrench
+    without it.  Only the exact class runs compiled (a user's subclass runs in Python).
     """
-    BASE_LAWS[controller_class] = (params_class, kernel)
+    BASE_LAWS[controller_class] = (params_class, kernel, compensation)
 
 
 def _base_law(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et):
@@ -120,25 +129,50 @@ def _base_law_typed(
     P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et
 ):
     if isinstance(P, types.BaseNamedTuple):
-        for params_class, kernel in BASE_LAWS.values():
+        for params_class, kernel, _ in BASE_LAWS.values():
             if P.instance_class is params_class:
                 return _stage(kernel)
     return None
 
 
+def _base_compensation(P, state, out):
+    raise TypeError("compiled only: the base law's compensation in station_keeping_kernel")
+
+
+def _no_compensation(P, state, out):
+    out[:] = 0.0
+
+
+def _compensation_stage(kernel):
+    def impl(P, state, out):
+        kernel(P, state, out)
+
+    return impl
+
+
+@overload(_base_compensation)
+def _base_compensation_typed(P, state, out):
+    if isinstance(P, types.BaseNamedTuple):
+        for params_class, _, kernel in BASE_LAWS.values():
+            if P.instance_class is params_class:
+                return _no_compensation if kernel is None else _compensation_stage(kernel)
+    return None
+
+
 #: The arrays one tick of :func:`station_keeping_kernel` writes (:func:`law_work` makes
 #: them): the base ``wrench``, ``feedback``, ``feedforward``, ``reaction`` (6,) ``[f,
-#: tau]`` [N, N m]; the arm's ``tau``, ``acc`` (n,) and ``base_acc`` (6,); the joint
-#: references ``q_r``, ``v_r``, ``a_r`` and errors ``joint_err``, ``joint_rate_err`` (n,);
-#: the IK residual ``ik_e`` (6,), Jacobian ``J`` (6, n) and ``ik_info`` (2,) (status code,
-#: trial steps); the end-effector error ``ee_dq`` (8,), ``ee_log``, ``ee_twist`` (6,); the
-#: base error ``base_dq`` (8,), ``base_log``, ``base_twist`` (6,).
+#: tau]`` [N, N m] and the law's ``compensation`` (6,) (:func:`register_base_law`); the
+#: arm's ``tau``, ``acc`` (n,) and ``base_acc`` (6,); the joint references ``q_r``,
+#: ``v_r``, ``a_r`` and errors ``joint_err``, ``joint_rate_err`` (n,); the IK residual
+#: ``ik_e`` (6,), Jacobian ``J`` (6, n) and ``ik_info`` (2,) (status code, trial steps);
+#: the end-effector error ``ee_dq`` (8,), ``ee_log``, ``ee_twist`` (6,); the base error
+#: ``base_dq`` (8,), ``base_log``, ``base_twist`` (6,).
 LawWork = namedtuple(
     "LawWork",
     [
-        "wrench", "feedback", "feedforward", "reaction", "tau", "acc", "base_acc", "q_r",
-        "v_r", "a_r", "joint_err", "joint_rate_err", "ik_e", "J", "ik_info", "ee_dq",
-        "ee_log", "ee_twist", "base_dq", "base_log", "base_twist",
+        "wrench", "feedback", "feedforward", "reaction", "compensation", "tau", "acc",
+        "base_acc", "q_r", "v_r", "a_r", "joint_err", "joint_rate_err", "ik_e", "J",
+        "ik_info", "ee_dq", "ee_log", "ee_twist", "base_dq", "base_log", "base_twist",
     ],
 )  # fmt: skip
 
@@ -162,6 +196,9 @@ class LawOutput:
     reaction : (6,) the arm's planned reaction on the base (``-feedforward`` of the planned
         motion, computed whether or not it is fed forward) [N, N m]
     base_command, arm_command : the controllers' own outputs
+    compensation : (6,) the part of ``wrench`` that cancels the base law's estimate of an
+        external wrench (zeros without one; :attr:`BaseCommand.compensation
+        <dqspace.control.base.BaseCommand.compensation>`)
     """
 
     wrench: NDArray[np.float64]
@@ -170,6 +207,7 @@ class LawOutput:
     reaction: NDArray[np.float64]
     base_command: Any
     arm_command: Any
+    compensation: NDArray[np.float64] = field(default_factory=lambda: np.zeros(6))
 
 
 class StationKeepingLaw:
@@ -220,13 +258,24 @@ class StationKeepingLaw:
             reaction = -self._reaction(state, acc)
         else:
             reaction = np.zeros(6)
+        comp = getattr(base_cmd, "compensation", None)
+        if comp is not None:
+            comp = np.asarray(comp, dtype=float)
+            if comp.shape != (6,):
+                raise ValueError(
+                    f"the base controller's compensation must be (6,), got {comp.shape}"
+                )
         if self._torque is not None and acc is not None:
             # computed torque with the base acceleration the commanded base wrench causes
-            # (zero when the base holds; essential for a light or uncontrolled base)
-            tau, _ = self._torque(state, acc, base_force=swap(wrench))
+            # (zero when the base holds; essential for a light or uncontrolled base), less
+            # the part that cancels an estimated disturbance (the disturbance takes it)
+            u = wrench if comp is None else wrench - comp
+            tau, _ = self._torque(state, acc, base_force=swap(u))
         else:
             tau = np.asarray(arm_cmd.tau, dtype=float)
-        return LawOutput(wrench, np.asarray(tau, dtype=float), ff, reaction, base_cmd, arm_cmd)
+        comp = np.zeros(6) if comp is None else comp
+        tau = np.asarray(tau, dtype=float)
+        return LawOutput(wrench, tau, ff, reaction, base_cmd, arm_cmd, comp)
 
     @property
     def compiled(self) -> bool:
@@ -263,11 +312,12 @@ def law_output(w: LawWork, P) -> LawOutput:
     base_err = PoseError(w.base_dq.copy(), w.base_log.copy(), w.base_twist.copy())
     base_cmd = BaseCommand(
         wrench=w.wrench.copy(), feedback=w.feedback.copy(), feedforward=w.feedforward.copy(),
-        error=base_err,
+        error=base_err, compensation=w.compensation.copy(),
     )  # fmt: skip
     return LawOutput(
-        w.wrench.copy(), w.tau.copy(), w.feedforward.copy(), w.reaction.copy(), base_cmd, arm_cmd
-    )
+        w.wrench.copy(), w.tau.copy(), w.feedforward.copy(), w.reaction.copy(), base_cmd,
+        arm_cmd, w.compensation.copy(),
+    )  # fmt: skip
 
 
 @njit(cache=True)
@@ -283,7 +333,8 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
     1. joint references by IK and the planned joint accelerations (the arm law);
     2. the base wrench: dual PD plus, with ``feedforward``, the arm's reaction (P46, P47);
        the reaction is computed either way;
-    3. the arm torques with the base acceleration the commanded base wrench causes;
+    3. the arm torques with the base acceleration the commanded base wrench causes, less
+       the law's compensation of an estimated disturbance;
     4. the end-effector's pose and twist error (recorded).
     """
     code, it = joint_reference_kernel(
@@ -303,10 +354,11 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
             w.reaction[j] = -w.feedforward[j]
     else:
         reaction_kernel(B.ints, B.reals, B.gravity, q, v, np.zeros(6), w.acc, w.reaction)
-    u_b = np.empty(6)  # swap(wrench): the base's generalized force [torque, force]
+    _base_compensation(B, base_state, w.compensation)
+    u_b = np.empty(6)  # swap(wrench - compensation): the base's generalized force [tau, f]
     for j in range(3):
-        u_b[j] = w.wrench[3 + j]
-        u_b[3 + j] = w.wrench[j]
+        u_b[j] = w.wrench[3 + j] - w.compensation[3 + j]
+        u_b[3 + j] = w.wrench[j] - w.compensation[j]
     joint_torque_kernel(
         A.ints, A.reals, A.gravity, A.floating, A.v0, q, v, w.acc, True, u_b, w.tau, w.base_acc
     )

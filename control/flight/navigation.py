@@ -249,7 +249,7 @@ def filter_kernel(p, s, m, est):
 
 
 @njit(cache=True)
-def planned_acceleration_kernel(p, est, wrench, reaction, w_thr, accel):
+def planned_acceleration_kernel(p, est, wrench, reaction, compensation, w_thr, accel):
     """The base's acceleration over the next period as the flight software knows it: the
     translation filter's next prediction ``accel`` (3,) [m/s^2] (inertial).
 
@@ -268,7 +268,10 @@ def planned_acceleration_kernel(p, est, wrench, reaction, w_thr, accel):
     :data:`~dqspace.control.flight.interfaces.Estimate`).  ``p`` a :data:`FilterParams`.
     (With the base law's feedforward the reaction also carries the base reference's
     acceleration, ``-M_bb a_ref``, which this prediction then misses: zero for a held
-    pose.)"""
+    pose.)  A law that compensates an estimated external wrench (``compensation`` (6,)
+    ``[f, tau]``, the law's :data:`~dqspace.control.flight.law.LawWork`; zeros for the PD)
+    expects the disturbance to take that part: ``u`` is less it, so the prediction carries
+    the law's estimate of the disturbance."""
     nv = est.v.shape[0]
     M = np.empty((nv, nv))
     crba(p.ints, p.reals, est.q, M)
@@ -278,8 +281,8 @@ def planned_acceleration_kernel(p, est, wrench, reaction, w_thr, accel):
             Mbb[i, j] = M[i, j]
     u = np.empty(6)  # [torque, force]
     for j in range(3):
-        u[j] = wrench[3 + j] + reaction[3 + j]
-        u[3 + j] = w_thr[j] + reaction[j]
+        u[j] = wrench[3 + j] - compensation[3 + j] + reaction[3 + j]
+        u[3 + j] = w_thr[j] - compensation[j] + reaction[j]
     a = np.linalg.solve(Mbb, u)
     w, v = est.v[:3], est.v[3:6]
     lin = np.empty(3)

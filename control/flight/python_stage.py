@@ -62,9 +62,9 @@ def register(stage, owner) -> int:
     return key
 
 
-def call_law(key, t, q, v, wrench, feedforward, reaction, tau, ee_dq, ee_log, ik_info):
+def call_law(key, t, q, v, wrench, feedforward, reaction, comp, tau, ee_dq, ee_log, ik_info):
     """The registered law stage ``key`` at the tick ``t`` (called from compiled code)."""
-    _STAGES[key].step(t, q, v, wrench, feedforward, reaction, tau, ee_dq, ee_log, ik_info)
+    _STAGES[key].step(t, q, v, wrench, feedforward, reaction, comp, tau, ee_dq, ee_log, ik_info)
 
 
 def call_allocation(key, demand, sigma, alloc_info):
@@ -89,7 +89,7 @@ class LawStage:
         self.law, self.trajectory, self.base_reference = law, trajectory, base_reference
         self.model, self.ee_frame = model, ee_frame
 
-    def step(self, t, q, v, wrench, feedforward, reaction, tau, ee_dq, ee_log, ik_info):
+    def step(self, t, q, v, wrench, feedforward, reaction, comp, tau, ee_dq, ee_log, ik_info):
         ref = self.trajectory(t)
         b = self.base_reference
         base_ref = b(t) if callable(b) else b
@@ -103,6 +103,7 @@ class LawStage:
         wrench[:] = out.wrench
         feedforward[:] = out.feedforward
         reaction[:] = out.reaction
+        comp[:] = getattr(out, "compensation", 0.0)
         tau[:] = out.arm_tau
         ee_dq[:] = e_ee.dq
         ee_log[:] = e_ee.log

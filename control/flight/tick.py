@@ -120,7 +120,7 @@ def tick(p, s, w, t, q, v, arm_ref, base_ref, cmd):
         w.act,
     )  # fmt: skip
     # ---- 4. the wrench planned on the base: the navigation's next prediction
-    _predict(p.nav, s.nav, w.est, w.law.wrench, w.law.reaction, w.act.w_thr)
+    _predict(p.nav, s.nav, w.est, w.law, w.act.w_thr)
     # ---- 5. the commands
     cmd.arm_tau[:] = w.law.tau
     cmd.rw_torque[:] = w.act.rw_cmd
@@ -156,7 +156,7 @@ def _allocate(alloc, act):
     _compiled_only()
 
 
-def _predict(nav, nav_state, est, wrench, reaction, w_thr):
+def _predict(nav, nav_state, est, law, w_thr):
     """Stage 4: the planned wrench into the navigation (:func:`_predict_typed`)."""
     _compiled_only()
 
@@ -184,9 +184,10 @@ def _laws_typed(law, seed, base_state, t, est, arm_ref, base_ref, w):
         def python(law, seed, base_state, t, est, arm_ref, base_ref, w):
             q, v = est.q, est.v
             wrench, ff, reaction, tau = w.wrench, w.feedforward, w.reaction, w.tau
-            ee_dq, ee_log, ik_info, key = w.ee_dq, w.ee_log, w.ik_info, law.key
+            comp, ee_dq, ee_log, ik_info = w.compensation, w.ee_dq, w.ee_log, w.ik_info
+            key = law.key
             with objmode():
-                call_law(key, t, q, v, wrench, ff, reaction, tau, ee_dq, ee_log, ik_info)
+                call_law(key, t, q, v, wrench, ff, reaction, comp, tau, ee_dq, ee_log, ik_info)
 
         return python
 
@@ -218,12 +219,14 @@ def _allocate_typed(alloc, act):
 
 
 @overload(_predict)
-def _predict_typed(nav, nav_state, est, wrench, reaction, w_thr):
+def _predict_typed(nav, nav_state, est, law, w_thr):
     if isinstance(nav, types.NoneType):
-        return lambda nav, nav_state, est, wrench, reaction, w_thr: None
+        return lambda nav, nav_state, est, law, w_thr: None
 
-    def planned(nav, nav_state, est, wrench, reaction, w_thr):
+    def planned(nav, nav_state, est, law, w_thr):
         f = nav_state.filters
-        planned_acceleration_kernel(nav.filters, est, wrench, reaction, w_thr, f.accel)
+        planned_acceleration_kernel(
+            nav.filters, est, law.wrench, law.reaction, law.compensation, w_thr, f.accel
+        )
 
     return planned

@@ -103,7 +103,7 @@ def _predict(system, q, v, wrench, reaction, w_thr):
     est.q[:] = q
     est.v[:] = v
     accel = np.empty(3)
-    planned_acceleration_kernel(p.filters, est, wrench, reaction, w_thr, accel)
+    planned_acceleration_kernel(p.filters, est, wrench, reaction, np.zeros(6), w_thr, accel)
     return accel
 
 

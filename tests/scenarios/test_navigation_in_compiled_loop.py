@@ -69,7 +69,9 @@ def _navigate(p, s, ix, q, v, dt, wrench, reaction, w_thr, m, est, out_q, out_er
     for k in range(out_q.shape[0]):
         sense_kernel(p.sensors, s.sensors, ix, k * dt, q, v, m)
         filter_kernel(p.filters, s.filters, m, est)
-        planned_acceleration_kernel(p.filters, est, wrench, reaction, w_thr, s.filters.accel)
+        planned_acceleration_kernel(
+            p.filters, est, wrench, reaction, np.zeros(6), w_thr, s.filters.accel
+        )
         estimate_error_kernel(est, q, att, pos)
         out_q[k] = est.q
         out_err[k, :3] = att
@@ -96,7 +98,9 @@ def test_the_navigation_kernels_from_compiled_code_give_what_they_give_from_pyth
     for k in range(120):
         sense_kernel(pb.sensors, sb.sensors, ix, k * pb.filters.dt, q, v, mb)
         filter_kernel(pb.filters, sb.filters, mb, eb)
-        planned_acceleration_kernel(pb.filters, eb, wrench, reaction, w_thr, sb.filters.accel)
+        planned_acceleration_kernel(
+            pb.filters, eb, wrench, reaction, np.zeros(6), w_thr, sb.filters.accel
+        )
         estimate_error_kernel(eb, q, att, pos)
         np.testing.assert_array_equal(out_q[k], eb.q)
         np.testing.assert_array_equal(out_err[k], np.r_[att, pos])

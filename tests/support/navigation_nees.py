@@ -80,7 +80,9 @@ def replay(scenario, result) -> NEES:
         P = f.translation.P
         out[1, k] = e @ np.linalg.solve(P, e)
         out[2, k] = e[:3] @ np.linalg.solve(P[:3, :3], e[:3])
-        planned_acceleration_kernel(p.filters, est, wrench[k], reaction[k], w_thr[k], f.accel)
+        planned_acceleration_kernel(
+            p.filters, est, wrench[k], reaction[k], np.zeros(6), w_thr[k], f.accel
+        )
     return NEES(out[0], out[1], out[2], float(worst))
 
 
