@@ -282,9 +282,15 @@ def _header(result, settings, chosen, feasible):
         f"each judged on the same {result.n} dispersion samples (seed {result.seed}, the "
         f"[dispersions] below)",
         f"objective: minimise {obj.label} = {chosen.objective:.6g} (SI units)",
-        "constraints (judged on the "
-        + " / ".join("order-statistics bound" if j == "bound" else j for j in judged)
-        + "):",
+        "constraints"
+        + (
+            " (judged on the "
+            + " / ".join("order-statistics bound" if j == "bound" else j for j in judged)
+            + ")"
+            if judged
+            else ""
+        )
+        + ":",
     ]
     for r in chosen.constraints:
         lines.append(f"  {r.status}: {r.constraint.label}: {r.reason}")

@@ -14,7 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dqspace.scenarios.spec.config import ScenarioError, apply_overrides, dumps_toml
+from dqspace.scenarios.spec.config import (
+    ScenarioError,
+    apply_overrides,
+    dumps_toml,
+    embedded_scenarios,
+)
 from dqspace.scenarios.spec.scenario import (
     MAX_SAMPLES,
     MAX_STEPS_PER_PERIOD,
@@ -280,6 +285,12 @@ def _reload(cfg):
 )
 def test_embedded_scenarios_read_back_identically(name, overrides):
     cfg = load_scenario(name, overrides).config
+    assert _reload(cfg) == cfg
+
+
+@pytest.mark.parametrize("name", embedded_scenarios())
+def test_every_embedded_scenario_reads_back_identically(name):
+    cfg = load_scenario(name).config
     assert _reload(cfg) == cfg
 
 
