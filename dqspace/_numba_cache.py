@@ -48,6 +48,8 @@ except ImportError:  # not POSIX: no inter-process lock (numba's own behaviour)
 __all__ = [
     "build_lock",
     "cache_dir",
+    "cache_report",
+    "clear_cache",
     "caches_are_warm",
     "ensure_consistent_caches",
     "install",
@@ -267,6 +269,67 @@ def caches_are_warm():
         return any(any(d.glob("*.nbi")) for d in _kernel_cache_dirs(dirs) if d.is_dir())
     except OSError:
         return False
+
+
+def _size(folder):
+    files = [f for f in Path(folder).rglob("*") if f.is_file()]
+    return len(files), sum(f.stat().st_size for f in files)
+
+
+def cache_report():
+    """What the kernel cache holds (``dqspace cache``): a dict with ``folder`` (the cache
+    folder), ``own`` (whether it is dqspace's own, not ``$NUMBA_CACHE_DIR``), ``warm`` (this
+    installation's kernels cached and current), ``files`` and ``bytes`` of this
+    installation's kernels, and ``others`` (folders of other dqspace installations in an
+    own folder: their ``count``, ``files`` and ``bytes``)."""
+    base = cache_dir()
+    mine = {d.name for d in _kernel_cache_dirs(_package_dirs())}
+    report = dict(folder=str(base), own=not os.environ.get("NUMBA_CACHE_DIR"))
+    report["warm"] = caches_are_warm()
+    files = nbytes = 0
+    for name in mine:
+        if (base / name).is_dir():
+            n, b = _size(base / name)
+            files, nbytes = files + n, nbytes + b
+    report.update(files=files, bytes=nbytes)
+    others = {"count": 0, "files": 0, "bytes": 0}
+    if report["own"] and base.is_dir():
+        for d in base.iterdir():
+            if d.is_dir() and d.name not in mine:
+                n, b = _size(d)
+                others = {"count": others["count"] + 1, "files": others["files"] + n,
+                          "bytes": others["bytes"] + b}  # fmt: skip
+    report["others"] = others
+    return report
+
+
+def clear_cache(others=False):
+    """Delete this installation's cached kernels (the next run compiles them again) and,
+    with ``others``, the folders of other dqspace installations in dqspace's own cache
+    folder (never in a ``$NUMBA_CACHE_DIR``, which other projects may share); returns the
+    bytes freed.  Under the build lock: a process compiling meanwhile is waited for."""
+    import shutil
+
+    dirs = _package_dirs()
+    freed = 0
+    with build_lock(path=lock_path(dirs)):
+        base = cache_dir()
+        mine = {d.name for d in _kernel_cache_dirs(dirs)}
+        for name in mine:
+            d = base / name
+            for f in [*d.glob("*.nbi"), *d.glob("*.nbc")]:
+                with contextlib.suppress(OSError):
+                    size = f.stat().st_size
+                    f.unlink()
+                    freed += size
+        with contextlib.suppress(OSError):
+            _stamp_path(dirs).unlink()
+        if others and not os.environ.get("NUMBA_CACHE_DIR") and base.is_dir():
+            for d in base.iterdir():
+                if d.is_dir() and not d.is_symlink() and d.name not in mine:
+                    freed += _size(d)[1]
+                    shutil.rmtree(d, ignore_errors=True)
+    return freed
 
 
 _installed = False

@@ -468,6 +468,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(nw)
     nw.set_defaults(command="new")
 
+    ca = sub.add_parser(
+        "cache",
+        help="where the compiled kernels are cached, how big, and clear it",
+        description="Show the folder of numba's compiled kernels for this installation "
+        "(and of other dqspace installations), their size, and whether they are current; "
+        "clear them (the next run compiles again).",
+    )
+    ca.add_argument("--clear", action="store_true", help="delete this installation's kernels")
+    ca.add_argument(
+        "--clear-others",
+        action="store_true",
+        help="also delete the folders other dqspace installations left in the cache",
+    )
+    _add_common(ca)
+    ca.set_defaults(command="cache")
+
     d = sub.add_parser(
         "demo",
         help="a short tour of the dual-quaternion algebra",

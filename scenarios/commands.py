@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._numba_cache import cache_dir, caches_are_warm
+from .._numba_cache import cache_dir, cache_report, caches_are_warm, clear_cache
 from .campaigns.confidence import NOT_MET, UNDECIDED
 from .campaigns.montecarlo import montecarlo, scenario_requirements
 from .campaigns.sweep import sweep
@@ -165,9 +165,29 @@ def _formats(text):
 
 def cmd_list(args) -> int:
     """``dqspace list``: the embedded scenarios and their descriptions."""
-    for name in embedded_scenarios():
+    names = embedded_scenarios()
+    width = max(map(len, names))
+    for name in names:
         sc = load_scenario(name)
-        print(f"{name:20s} {sc.config['scenario']['description']}")
+        print(f"{name:{width}s}  {sc.config['scenario']['description']}")
+    return OK
+
+
+def cmd_cache(args) -> int:
+    """``dqspace cache``: where the compiled kernels are cached, how much, and clearing."""
+    if args.clear or args.clear_others:
+        freed = clear_cache(others=args.clear_others)
+        print(f"freed {freed / 1e6:.1f} MB")
+    r = cache_report()
+    print(f"kernel cache: {r['folder']}" + ("" if r["own"] else " ($NUMBA_CACHE_DIR)"))
+    state = "cached and current" if r["warm"] else "not cached: the next run compiles them"
+    print(f"this installation: {r['files']} files, {r['bytes'] / 1e6:.1f} MB ({state})")
+    o = r["others"]
+    if o["count"]:
+        print(
+            f"other installations: {o['count']} folders, {o['bytes'] / 1e6:.1f} MB "
+            "(`dqspace cache --clear-others` deletes them)"
+        )
     return OK
 
 

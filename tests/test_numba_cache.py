@@ -141,3 +141,65 @@ def test_a_waiting_process_names_the_holder_and_times_out(tmp_path, caplog):
         p.wait()
     with build_lock(timeout=1.0, path=lock):  # the holder is gone: the lock is free
         assert lock.read_text().startswith(f"pid {os.getpid()} on ")
+
+
+def _fake_cache(base):
+    """This installation's cache folders with two kernel files each, and another
+    installation's folder; returns (own files, other folder)."""
+    own = []
+    for d in nc._kernel_cache_dirs(nc._package_dirs())[:3]:
+        d = base / d.name
+        d.mkdir(parents=True)
+        for f in (d / "k.rnea-1.py311.nbi", d / "k.rnea-1.py311.1.nbc"):
+            f.write_bytes(b"x" * 100)
+            own.append(f)
+    other = base / "multibody_0123456789abcdef"
+    other.mkdir()
+    (other / "k.nbi").write_bytes(b"y" * 50)
+    return own, other
+
+
+def test_the_cache_report_counts_this_installation_and_the_others(monkeypatch, tmp_path):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("DQSPACE_CACHE_DIR", str(tmp_path))
+    own, other = _fake_cache(tmp_path)
+    r = nc.cache_report()
+    assert r["folder"] == str(tmp_path) and r["own"]
+    assert (r["files"], r["bytes"]) == (len(own), 100 * len(own))
+    assert r["others"] == {"count": 1, "files": 1, "bytes": 50}
+    assert not r["warm"]  # no stamp of the current sources in this folder
+
+
+def test_clearing_deletes_this_installations_kernels_and_others_only_when_asked(
+    monkeypatch, tmp_path
+):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("DQSPACE_CACHE_DIR", str(tmp_path))
+    own, other = _fake_cache(tmp_path)
+    assert nc.clear_cache() == 100 * len(own)
+    assert not any(f.exists() for f in own) and other.is_dir()
+    assert nc.clear_cache(others=True) == 50
+    assert not other.exists()
+
+
+def test_a_shared_numba_cache_folder_is_never_swept(monkeypatch, tmp_path):
+    """``$NUMBA_CACHE_DIR`` may hold other projects' kernels: only dqspace's own go."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    own, other = _fake_cache(tmp_path)
+    assert nc.cache_report()["others"]["count"] == 0
+    nc.clear_cache(others=True)
+    assert not any(f.exists() for f in own)
+    assert (other / "k.nbi").exists()
+
+
+def test_the_cache_command_prints_the_folder_and_clears(monkeypatch, tmp_path, capsys):
+    from dqspace.scenarios.cli import main
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("DQSPACE_CACHE_DIR", str(tmp_path))
+    own, other = _fake_cache(tmp_path)
+    assert main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path) in out and f"{len(own)} files" in out and "other installations: 1" in out
+    assert main(["cache", "--clear"]) == 0
+    assert "0 files" in capsys.readouterr().out and other.is_dir()
