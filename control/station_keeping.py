@@ -25,7 +25,7 @@ class StationKeepingFeedback:
     """The station-keeping control law of one control tick as a state feedback
     ``k(t, q, v) -> tau`` (nv,), with ideal actuators (the commanded base wrench is applied).
 
-    The composition is :class:`~dqspace.control.flight_software.StationKeepingLaw`, the one
+    The composition is :class:`~dqspace.control.flight.law.StationKeepingLaw`, the one
     the scenario runner (:mod:`dqspace.scenarios.runner`) calls each tick:
 
     1. arm: ``a_m = theta_r'' + k_d (theta_r' - theta') + k_p (theta_r - theta)``
