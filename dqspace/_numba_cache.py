@@ -50,6 +50,7 @@ __all__ = [
     "cache_dir",
     "cache_report",
     "clear_cache",
+    "lock_timeout",
     "caches_are_warm",
     "ensure_consistent_caches",
     "install",
@@ -86,6 +87,24 @@ def _find_spec(name):
         return importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return None
+
+
+def lock_timeout():
+    """``$DQSPACE_LOCK_TIMEOUT`` [s] (default 900): how long a process waits for the build
+    lock; ValueError naming the variable unless a finite number >= 0."""
+    text = os.environ.get("DQSPACE_LOCK_TIMEOUT", "").strip()
+    if not text:
+        return 900.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0.0 <= value < float("inf")):  # also refuses nan
+        raise ValueError(
+            f"DQSPACE_LOCK_TIMEOUT = {text!r}: expected a finite number of seconds >= 0 "
+            "(unset: 900)"
+        )
+    return value
 
 
 def cache_dir():
@@ -154,7 +173,7 @@ def build_lock(timeout=None, path=None):
             _held.depth -= 1
         return
     if timeout is None:
-        timeout = float(os.environ.get("DQSPACE_LOCK_TIMEOUT", "900"))
+        timeout = lock_timeout()
     path = Path(path) if path is not None else lock_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -203,3 +203,19 @@ def test_the_cache_command_prints_the_folder_and_clears(monkeypatch, tmp_path, c
     assert str(tmp_path) in out and f"{len(own)} files" in out and "other installations: 1" in out
     assert main(["cache", "--clear"]) == 0
     assert "0 files" in capsys.readouterr().out and other.is_dir()
+
+
+@pytest.mark.parametrize("text", ["nan", "abc", "-1", "inf", "1e400"])
+def test_a_bad_lock_timeout_is_refused_naming_the_variable(monkeypatch, tmp_path, text):
+    """``nan`` would wait forever, ``abc`` failed without naming the variable."""
+    monkeypatch.setenv("DQSPACE_LOCK_TIMEOUT", text)
+    with pytest.raises(ValueError, match=r"DQSPACE_LOCK_TIMEOUT = .*finite number of seconds"):
+        with build_lock(path=tmp_path / "lock"):
+            pass
+
+
+def test_a_good_lock_timeout_is_used(monkeypatch):
+    monkeypatch.setenv("DQSPACE_LOCK_TIMEOUT", " 2.5 ")
+    assert nc.lock_timeout() == 2.5
+    monkeypatch.delenv("DQSPACE_LOCK_TIMEOUT")
+    assert nc.lock_timeout() == 900.0

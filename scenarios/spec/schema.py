@@ -258,7 +258,12 @@ SCHEMA = {
     "plant": Section(
         {
             "base_mass_error": F(
-                "float", 0.0, min=-0.9, max=10.0, doc="relative: the plant's base is (1 + e) m"
+                "float",
+                0.0,
+                min=-0.9,
+                max=10.0,
+                doc="relative: the plant's base is (1 + e) m, and its inertia (1 + e) J (a "
+                "denser body of the same shape; base_inertia_error then acts on top)",
             ),
             "base_com_error": F("vec", [0.0, 0.0, 0.0], "m", length=3, doc="added, base frame"),
             "base_inertia_error": F(
