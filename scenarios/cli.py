@@ -246,7 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     p.add_argument("--version", action=_VersionAction, help="print the versions and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    g = p.add_argument_group("output (before or after the command)")
+    g.add_argument("-q", "--quiet", dest="global_verbosity", action="store_const", const=-1,
+                   default=0, help="print only results and errors (no progress)")  # fmt: skip
+    g.add_argument("-v", "--verbose", dest="global_verbosity", action="store_const", const=1,
+                   help="more detail (and the traceback of an unexpected error)")  # fmt: skip
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser(
         "run",
@@ -496,7 +501,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # `dqspace` alone: the help, not an error
+        parser.print_help()
+        return 0
+    # -q / -v given before the command (a command's own option wins)
+    args.verbosity = getattr(args, "verbosity", 0) or args.global_verbosity
     _setup_logging(args.verbosity)
     try:
         # the commands load numpy and the scenario modules: not needed by --help, --version

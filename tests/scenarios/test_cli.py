@@ -1,5 +1,6 @@
 """The dqspace command line: help, list, show, run, plot, and one-line errors with exit 2."""
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -148,3 +149,25 @@ def test_python_dash_m_gives_a_user_error_exit_2_in_one_line(tmp_path):
     assert p.returncode == 2, p.stderr
     assert p.stderr.startswith("dqspace: error: '.hidden' is not a plain name"), p.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_dqspace_alone_prints_the_help(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: dqspace") and "COMMAND" in out and "exit status" in out
+
+
+@pytest.mark.parametrize(
+    "argv, level",
+    [
+        (["-q", "list"], logging.WARNING),
+        (["list", "-q"], logging.WARNING),
+        (["-v", "list"], logging.DEBUG),
+        (["list"], logging.INFO),
+        (["-q", "list", "-v"], logging.DEBUG),  # the command's own option wins
+    ],
+)
+def test_quiet_and_verbose_work_before_or_after_the_command(argv, level, capsys):
+    assert main(argv) == 0
+    assert logging.getLogger("dqspace").level == level
+    assert "station-keeping" in capsys.readouterr().out
