@@ -355,7 +355,8 @@ def animate(
     frames, fps : see :func:`animation_figure`
     format : ``"html"`` (the interactive page), ``"mp4"`` or ``"gif"`` (the same scene
         drawn by matplotlib, 800 x 600 pixels, from the page's initial view); None: from
-        the suffix of ``path`` (``.mp4``, ``.gif``; anything else is a page)
+        the suffix of ``path`` (``.mp4``, ``.gif``, ``.html``; none: a page); another
+        suffix, or one that contradicts ``format``, is refused (nothing written)
 
     Returns
     -------
@@ -369,9 +370,18 @@ def animate(
     OSError : the file cannot be written (nothing is left half-written)
     """
     path = Path(path)
-    fmt = format or {".mp4": "mp4", ".gif": "gif"}.get(path.suffix.lower(), "html")
+    suffixes = {".mp4": "mp4", ".gif": "gif", ".html": "html", ".htm": "html"}
+    suffix = path.suffix.lower()
+    if suffix and suffix not in suffixes:
+        raise ValueError(
+            f"{path.name}: the suffix {path.suffix!r} names no format written here "
+            f"(.html, .mp4, .gif)"
+        )
+    fmt = format or suffixes.get(suffix, "html")
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if suffix and suffixes[suffix] != fmt:
+        raise ValueError(f"{path.name}: format {fmt!r} does not match the suffix {path.suffix!r}")
     if fmt != "html":
         return write_video(results, path, fmt, frames, fps)
     import plotly.io as pio  # heavy: loaded when a page is written

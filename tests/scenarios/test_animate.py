@@ -537,8 +537,8 @@ def test_mp4_without_ffmpeg_is_a_clear_error_and_leaves_nothing(
     assert main(["animate", str(sk_dir), "--format", "mp4", "--out", str(tmp_path / "a.mp4")]) == 2
     assert "imageio-ffmpeg" in _error_line(capsys)
     assert list(tmp_path.iterdir()) == []
-    with pytest.raises(ValueError, match="format 'avi'"):
-        A.animate(Results.load(sk_dir), tmp_path / "a.avi", format="avi")
+    with pytest.raises(ValueError, match="format 'avi'"):  # no such format
+        A.animate(Results.load(sk_dir), tmp_path / "a", format="avi")
 
 
 def test_mp4_when_ffmpeg_is_there(sk, tmp_path):
@@ -673,3 +673,19 @@ def _play_to_the_end(run_js):
             break
         time.sleep(0.05)
     assert 19 in seen and len(seen) > 3  # it went through the frames to the end
+
+
+@pytest.mark.parametrize(
+    "name, fmt, message",
+    [
+        ("x.avi", None, r"suffix '\.avi' names no format"),
+        ("x.mov", "mp4", r"suffix '\.mov' names no format"),
+        ("x.html", "gif", r"format 'gif' does not match the suffix '\.html'"),
+        ("x.gif", "html", r"format 'html' does not match the suffix '\.gif'"),
+    ],
+)
+def test_a_file_name_that_contradicts_the_format_is_refused(sk, tmp_path, name, fmt, message):
+    """``--out x.avi`` wrote an HTML page under a video's name."""
+    with pytest.raises(ValueError, match=message):
+        A.animate(sk, tmp_path / name, format=fmt)
+    assert not any(tmp_path.iterdir())
