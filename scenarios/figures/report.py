@@ -36,7 +36,13 @@ from .common import run_metrics, scenario_config, status_text
 from .plots import figures
 from .units import format_number, format_quantity
 
-__all__ = ["build_report", "write_report", "build_campaign_report", "write_campaign_report"]
+__all__ = [
+    "build_report",
+    "write_report",
+    "build_campaign_report",
+    "write_campaign_report",
+    "html_path",
+]
 
 _CSS = """
 body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #111;
@@ -226,12 +232,22 @@ def build_report(res, source: str | os.PathLike | None = None) -> str:
     )
 
 
-def write_report(res, path: str | os.PathLike, source: str | os.PathLike | None = None) -> Path:
-    """Write :func:`build_report` to ``path`` atomically; returns the path."""
+def html_path(path: str | os.PathLike) -> Path:
+    """``path`` as the file a report is written to, its folder made: ValueError for a
+    directory or a suffix other than ``.html`` / ``.htm`` (a page written under another
+    format's name misleads whoever opens it)."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path}: is a directory; give the HTML file's path")
+    if path.suffix.lower() not in ("", ".html", ".htm"):
+        raise ValueError(f"{path.name}: a report is an HTML page; name it .html")
     path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_report(res, path: str | os.PathLike, source: str | os.PathLike | None = None) -> Path:
+    """Write :func:`build_report` to ``path`` atomically; returns the path."""
+    path = html_path(path)
     atomic_write_bytes(path, build_report(res, source).encode("utf-8"))
     return path
 
@@ -387,9 +403,6 @@ def build_campaign_report(directory: str | os.PathLike) -> str:
 
 def write_campaign_report(directory: str | os.PathLike, path: str | os.PathLike) -> Path:
     """Write :func:`build_campaign_report` to ``path`` atomically; returns the path."""
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{path}: is a directory; give the HTML file's path")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = html_path(path)
     atomic_write_bytes(path, build_campaign_report(directory).encode("utf-8"))
     return path

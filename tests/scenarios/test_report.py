@@ -105,3 +105,11 @@ def test_a_failed_run_says_so_and_lists_its_events(stored, tmp_path, monkeypatch
     assert ok == "ok"
     with pytest.raises(ValueError, match="is a directory"):
         write_report(res, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["report.pdf", "report.png", "r.html.txt"])
+def test_a_report_named_as_another_format_is_refused(stored, tmp_path, capsys, name):
+    """``--out report.pdf`` wrote an HTML page under a PDF's name."""
+    assert main(["report", str(stored), "--out", str(tmp_path / name), "-q"]) == 2
+    assert "a report is an HTML page; name it .html" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
