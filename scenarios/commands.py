@@ -294,7 +294,10 @@ def cmd_sweep(args) -> int:
         f"{len(df)} variants: {info['n_run']} run, {info['n_cached']} already stored, "
         f"{info['n_failed']} failed; {info['wall_time']:.1f} s wall"
     )
-    print(f"wrote {out / 'metrics.csv'} (every column, SI units) and {out / 'variants'}/<id>/")
+    print(
+        f"wrote {out / 'metrics.csv'} (SI units but base_att_err_max in deg: each metric's unit "
+        f"in dqspace.scenarios.sim.metrics.METRICS) and {out / 'variants'}/<id>/"
+    )
     return RUN_FAILED if info["n_failed"] else OK
 
 
