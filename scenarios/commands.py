@@ -244,8 +244,13 @@ def _write_outputs(res, out, cfg):
     if cfg["outputs"]["plots"]:
         from .figures.plots import plot_all  # matplotlib
 
-        files = list(plot_all(res, out, formats=_formats(cfg["outputs"]["formats"])))
+        formats = _formats(cfg["outputs"]["formats"])
+        log.info("writing the figures (%s) into %s", ", ".join(formats), out)
+        t0 = time.perf_counter()
+        files = list(plot_all(res, out, formats=formats))
+        log.debug("%d figure files in %.1f s", len(files), time.perf_counter() - t0)
     if cfg["outputs"]["csv"]:
+        log.info("writing %s", out / "result.csv")
         files.append(res.to_csv(out / "result.csv"))
     return files
 

@@ -68,10 +68,11 @@ def plot_disturbance_rejection(res):
 def moving_mean(x, n):
     """Centred mean over ``n`` samples along axis 0 (fewer at the ends); x (n_t,) or
     (n_t, m)."""
-    if n <= 1 or len(x) < 2:
-        return np.asarray(x, float)
-    k = np.ones(n)
     x = np.asarray(x, float)
+    n = min(n, len(x) - (1 - len(x) % 2))  # no wider than x (odd): 'same' keeps len(x)
+    if n <= 1 or len(x) < 2:
+        return x
+    k = np.ones(n)
     num = np.apply_along_axis(lambda c: np.convolve(c, k, mode="same"), 0, x)
     den = np.convolve(np.ones(len(x)), k, mode="same")
     return num / (den[:, None] if x.ndim == 2 else den)
@@ -130,7 +131,7 @@ def plot_wrench_balance(res):
     """
     t = res.t
     period = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
-    n = max(1, int(round(0.2 / period)) | 1)
+    n = max(1, min(int(round(0.2 / period)) | 1, len(t) - (1 - len(t) % 2)))
     window = f"{n} ticks ({format_number(n * period)} s)"
     react = np.asarray(res["arm_reaction"], float)
     parts = actuator_wrenches(res)

@@ -171,3 +171,14 @@ def test_quiet_and_verbose_work_before_or_after_the_command(argv, level, capsys)
     assert main(argv) == 0
     assert logging.getLogger("dqspace").level == level
     assert "station-keeping" in capsys.readouterr().out
+
+
+def test_run_says_when_it_writes_the_figures_and_how_long_with_verbose(tmp_path, capsys):
+    """The seconds of figure writing were silent, and -v added nothing to `run`."""
+    argv = ["run", "station-keeping", "--set", "scenario.duration=0.05", "--set",
+            "outputs.formats=png", "--no-fail", "--out", str(tmp_path / "r")]  # fmt: skip
+    assert main([*argv, "-v"]) == 0
+    err = capsys.readouterr().err
+    assert "writing the figures (png)" in err and "figure files in" in err
+    assert main([*argv, "-q"]) == 0
+    assert "writing the figures" not in capsys.readouterr().err

@@ -5,6 +5,7 @@ and the dynamics check's independent reference agrees with the run."""
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -600,3 +601,25 @@ def test_figures_import_nothing_that_builds_a_system():
                     if a.name in ("importlib", "pickle")
                 ]
     assert not found, found
+
+
+@pytest.mark.parametrize("name", ["station-keeping", "ur5-waypoints", "dynamics-check"])
+@pytest.mark.parametrize("duration", [0.01, 0.05])
+def test_every_figure_of_a_run_of_a_few_samples_is_drawn(name, duration, tmp_path):
+    """A 0.1 s run committed its result and then failed in matplotlib: a moving mean wider
+    than the run (np.convolve 'same' returns the longer length).  Runs of 2 and 6 samples
+    draw every figure of their kind."""
+    res = run(load_scenario(name, [f"scenario.duration={duration}", "outputs.plots=false"]),
+              progress=False)  # fmt: skip
+    files = list(P.plot_all(res, tmp_path, formats=["png"]))
+    assert files and all(Path(f).stat().st_size > 0 for f in files)
+
+
+def test_the_moving_mean_keeps_the_length_and_the_mean_of_a_constant():
+    from dqspace.scenarios.figures.run_base import moving_mean
+
+    for n_t in (1, 2, 5, 6, 40):
+        x = np.full((n_t, 3), 2.5)
+        y = moving_mean(x, 21)
+        assert y.shape == x.shape
+        np.testing.assert_allclose(y, 2.5, rtol=1e-15)
