@@ -18,6 +18,7 @@ thrusters' allocation by a Python allocator (:class:`~dqspace.actuators.Allocato
 from __future__ import annotations
 
 import itertools
+import traceback
 import weakref
 from collections import namedtuple
 from typing import Any
@@ -30,6 +31,8 @@ from ..pd import State
 from ..pose_error import pose_error
 
 __all__ = [
+    "ControllerError",
+    "code_location",
     "PythonLaw",
     "PythonAllocation",
     "LawStage",
@@ -52,6 +55,29 @@ _IK_CODE = {s: i for i, s in enumerate((IKStatus.CONVERGED, IKStatus.STALLED,
 
 _STAGES: dict[int, Any] = {}
 _KEYS = itertools.count(1)
+
+
+class ControllerError(RuntimeError):
+    """A user's controller (or allocator) raised while the flight software ran it: the
+    error is in that code; the message says what it raised and where (file:line)."""
+
+
+def code_location(exc: BaseException) -> str:
+    """``file:line`` where ``exc`` was raised (the innermost frame of its traceback; a
+    SyntaxError's own position)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "unknown location"
+
+
+def _user_call(what, fn, *args):
+    try:
+        return fn(*args)
+    except Exception as exc:  # the user's code: report it as theirs, with where
+        raise ControllerError(
+            f"{what} raised {type(exc).__name__}: {exc} ({code_location(exc)})"
+        ) from exc
 
 
 def register(stage, owner) -> int:
@@ -94,7 +120,7 @@ class LawStage:
         b = self.base_reference
         base_ref = b(t) if callable(b) else b
         state = State(np.array(q), np.array(v))
-        out = self.law(t, state, base_ref, ref)
+        out = _user_call(f"the controllers at t = {t:.3f} s", self.law, t, state, base_ref, ref)
         e_ee = getattr(out.arm_command, "task_error", None)
         if e_ee is None:
             q_at_base = np.array(q, dtype=float)
@@ -120,7 +146,9 @@ class AllocationStage:
 
     def step(self, demand, sigma, alloc_info):
         a = self.allocator
-        res = a.allocate(np.array(demand[: a.n_rows]), thrusters=self.health)
+        res = _user_call(
+            "the allocator", lambda: a.allocate(np.array(demand[: a.n_rows]), thrusters=self.health)
+        )
         sigma[:] = res.sigma
         alloc_info[0] = ALLOCATION_STATUS.index(res.status.value)
         alloc_info[1] = 0.0

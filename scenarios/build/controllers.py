@@ -23,12 +23,14 @@ from ...control import (
     task_space,
     waypoints,
 )
+from ...control.flight.python_stage import code_location
 from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
 from ..spec.config import ScenarioError
 from .arm import ArmInfo
 
 __all__ = [
     "load_class",
+    "construct",
     "TimeWarp",
     "trajectory",
     "base_reference",
@@ -46,6 +48,15 @@ def load_class(spec: str, what: str):
         obj = importlib.import_module(module)
     except ImportError as exc:
         raise ScenarioError(f"{what} = {spec!r}: cannot import {module!r} ({exc})") from None
+    except SystemExit as exc:  # the module ended the interpreter at import
+        raise ScenarioError(
+            f"{what} = {spec!r}: the module {module!r} called sys.exit({exc.code!r}) when imported"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - the user's module: say it failed, and where
+        raise ScenarioError(
+            f"{what} = {spec!r}: the module {module!r} failed when imported: "
+            f"{type(exc).__name__}: {exc} ({code_location(exc)})"
+        ) from None
     try:
         for part in name.split("."):
             obj = getattr(obj, part)
@@ -54,6 +65,18 @@ def load_class(spec: str, what: str):
     if not callable(obj):
         raise ScenarioError(f"{what} = {spec!r} is not callable")
     return obj
+
+
+def construct(cls, spec: str, what: str, *args):
+    """``cls(*args)``, a user's class: an exception becomes a ScenarioError saying that its
+    constructor failed, and where."""
+    try:
+        return cls(*args)
+    except Exception as exc:  # noqa: BLE001 - the user's code
+        raise ScenarioError(
+            f"{what} = {spec!r}: {getattr(cls, '__name__', cls)!s}(...) raised "
+            f"{type(exc).__name__}: {exc} ({code_location(exc)})"
+        ) from None
 
 
 class TimeWarp:
@@ -158,7 +181,7 @@ def base_controller(cfg, model):
         except ValueError as exc:
             raise ScenarioError(f"base_controller.observer_bandwidth: {exc}") from None
     cls = load_class(bc["law"], "base_controller.law")
-    return cls(model, gains)
+    return construct(cls, bc["law"], "base_controller.law", model, gains)
 
 
 def arm_controller(cfg, model, info: ArmInfo, joints0):
@@ -189,4 +212,4 @@ def arm_controller(cfg, model, info: ArmInfo, joints0):
             limits=info.limits,
         )
     cls = load_class(law, "arm_controller.law")
-    return cls(model, gains)
+    return construct(cls, law, "arm_controller.law", model, gains)

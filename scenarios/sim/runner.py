@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...control.flight.python_stage import ControllerError
 from ...multibody import IntegrationError
 from ..spec.config import ScenarioError
 from ..store.results import (
@@ -99,6 +100,7 @@ _DIVERGED_HINT = (
     "gains too high for the control rate or the integrator step, integrator.dt too large, "
     "or actuator limits (thrust, gimbal rate, wheel acceleration) too tight"
 )
+_USER_CODE_HINT = "the error is in the controller's code named by the scenario, not dqspace's"
 _WRITE_HINT = (
     "the disk is full, a quota or file-size limit was reached, or the output directory "
     "stopped being writable"
@@ -439,6 +441,11 @@ def _drive(sim, rec, writer, progress, t_wall, sigterm):
         raise RunFailed(
             sim.t, cause, path=_partial_path(writer), hint=_WRITE_HINT, results=res
         ) from err
+    except ControllerError as exc:
+        bar.close()
+        cause = str(exc)
+        res, path = _end(sim, rec, writer, "failed", cause, t_wall)
+        raise RunFailed(sim.t, cause, path=path, hint=_USER_CODE_HINT, results=res) from exc
     except _NUMERIC as exc:
         bar.close()
         cause = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
