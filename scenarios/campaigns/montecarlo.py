@@ -256,6 +256,40 @@ def _run_batches(scenario, samples, *, batch, requirements, out, workers, schedu
     return df, len(parts), reason
 
 
+#: the file that names the campaign an output directory holds (its seed and dispersions)
+CAMPAIGN_FILE = "campaign.json"
+
+
+def claim_campaign_dir(out, seed: int, table: Mapping) -> None:
+    """Make ``out`` this campaign's (root ``seed``, dispersion ``table``), or check that it
+    is: ValueError when it holds another campaign, whose runs would mix with this one's
+    (a longer campaign of the same seed and table extends a shorter one: run i is the
+    same).  A directory of runs from before this file existed is checked against its
+    ``montecarlo.json``."""
+    out = Path(out)
+    mine = json.loads(json.dumps({"seed": int(seed), "dispersions": dict(table)}))
+    for name in (CAMPAIGN_FILE, "montecarlo.json"):
+        path = out / name
+        if not path.is_file():
+            continue
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise ValueError(f"{path}: unreadable; use another out directory") from None
+        theirs = {k: doc.get(k) for k in ("seed", "dispersions")} if isinstance(doc, dict) else {}
+        if theirs != mine:
+            what = [k for k in ("seed", "dispersions") if theirs.get(k) != mine[k]]
+            raise ValueError(
+                f"{out}: holds another Monte Carlo campaign (a different "
+                f"{' and '.join(what) or 'file'}); its runs would mix with this one's: use "
+                "another out directory"
+            )
+        break
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / CAMPAIGN_FILE).is_file():
+        atomic_write_bytes(out / CAMPAIGN_FILE, json.dumps(mine, indent=2).encode())
+
+
 def montecarlo(
     scenario,
     n: int,
@@ -304,6 +338,8 @@ def montecarlo(
     if requirements is None:
         requirements = scenario_requirements(scenario.config)
     samples = disp.samples(n, seed)
+    if out is not None:
+        claim_campaign_dir(out, seed, table)
     if until_confident:
         df, batches, reason = _run_batches(
             scenario,

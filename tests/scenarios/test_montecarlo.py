@@ -243,3 +243,21 @@ def test_the_specification_judges_requirements_against_the_metrics_it_is_given()
     with pytest.raises(ValueError, match="requirements.settling_time: no such metric"):
         requirements.scenario_requirements(table, METRICS)  # not a metric of a run
     assert requirements.scenario_requirements(None, METRICS) == mc.scenario_requirements({})
+
+
+def test_a_second_campaign_into_the_same_directory_is_refused_a_longer_one_extends(tmp_path):
+    """Another seed (or dispersion table) into the same ``out`` was accepted and its runs
+    mixed with the first campaign's (6 variants, `dqspace plot` showed both)."""
+    sc = load_scenario("station-keeping", ["scenario.duration=0.2"])
+    out = tmp_path / "mc"
+    first = montecarlo(sc, 3, seed=1, out=out, scheduler="synchronous", progress=False)
+    with pytest.raises(ValueError, match="holds another Monte Carlo campaign .a different seed"):
+        montecarlo(sc, 3, seed=2, out=out, scheduler="synchronous", progress=False)
+    other = {"disturbance.force": {"dist": "uniform", "low": -0.2, "high": 0.2}}
+    with pytest.raises(ValueError, match="a different dispersions"):
+        montecarlo(sc, 3, seed=1, dispersions=other, out=out, scheduler="synchronous",
+                   progress=False)  # fmt: skip
+    longer = montecarlo(sc, 4, seed=1, out=out, scheduler="synchronous", progress=False)
+    assert len(longer) == 4 and len(list((out / "variants").iterdir())) == 4
+    key = ["variant", "base_pos_err_max"]
+    assert longer[key].iloc[:3].equals(first[key].reset_index(drop=True))
