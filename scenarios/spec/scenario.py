@@ -142,11 +142,24 @@ def _resolve_files(doc, folder):
                 table[key] = str((folder / value).resolve())
 
 
-def _with_includes(path, doc, seen):
+#: the most scenario files one scenario may bring in through ``include``, and the deepest
+#: chain of includes
+MAX_INCLUDE_FILES, MAX_INCLUDE_DEPTH = 64, 16
+
+
+def _with_includes(path, doc, seen, memo=None):
     """``doc`` with its files resolved relative to ``path``'s folder and the files named by
     its top-level ``include`` (a string or a list, relative to ``path``) merged under it:
-    an included file gives sections and keys the including file does not set."""
+    an included file gives sections and keys the including file does not set.  Each file
+    is read and expanded once (``memo``: a file included many times costs one read, not
+    one per path to it), at most :data:`MAX_INCLUDE_FILES` files and
+    :data:`MAX_INCLUDE_DEPTH` levels."""
+    memo = {} if memo is None else memo
     path = Path(path).resolve()
+    if len(seen) >= MAX_INCLUDE_DEPTH:
+        raise ScenarioError(
+            f"{printable(path)}: includes nested deeper than {MAX_INCLUDE_DEPTH} levels"
+        )
     doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in doc.items()}
     _resolve_files(doc, path.parent)
     inc = doc.pop("include", [])
@@ -161,7 +174,14 @@ def _with_includes(path, doc, seen):
             raise ScenarioError(f"{printable(path)}: include {name!r} includes itself")
         if not p.is_file():
             raise ScenarioError(f"{printable(path)}: include {name!r}: no such file")
-        sub = _with_includes(p, load_toml(p), (*seen, path))
+        if p not in memo:
+            if len(memo) >= MAX_INCLUDE_FILES:
+                raise ScenarioError(
+                    f"{printable(path)}: includes more than {MAX_INCLUDE_FILES} files"
+                )
+            memo[p] = None  # counted while it expands
+            memo[p] = _with_includes(p, load_toml(p), (*seen, path), memo)
+        sub = memo[p]
         for k, v in sub.items():
             if isinstance(v, dict) and isinstance(merged.get(k), dict):
                 merged[k] = {**merged[k], **v}
