@@ -22,6 +22,7 @@ from pathlib import Path
 from .requirements import requirement_entry
 
 __all__ = [
+    "MAX_VARIANTS",
     "ScenarioError",
     "Field",
     "Section",
@@ -49,6 +50,9 @@ _REQUIRED = object()
 #: a plain name (``kind="name"``): it becomes a directory name (``runs/<name>``)
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 NAME_MAX_LENGTH = 100
+#: the most variants a sweep expands, or runs a Monte Carlo campaign draws, in one call
+#: (split a larger study into several campaigns: run i depends on the seed and i only)
+MAX_VARIANTS = 100_000
 
 
 def is_plain_name(text) -> bool:

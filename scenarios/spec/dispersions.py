@@ -21,12 +21,13 @@ a 10-run campaign is sample 7 of a 200-run one) and can be rerun alone; each sam
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .config import did_you_mean
+from .config import MAX_VARIANTS, did_you_mean
 
 __all__ = ["Dispersion", "Dispersions", "percentiles", "requirement_table"]
 
@@ -84,6 +85,15 @@ def _lookup(cfg: Mapping, key: str):
     return tuple(float(v) for v in value) if isinstance(value, list) else float(value)
 
 
+#: the least probability a truncated normal's bounds may hold (it is drawn by rejection)
+MIN_TRUNCATED_MASS = 1e-3
+
+
+def _normal_mass(a: float, b: float) -> float:
+    """P(a <= Z <= b) of a standard normal Z."""
+    return 0.5 * (math.erf(b / math.sqrt(2.0)) - math.erf(a / math.sqrt(2.0)))
+
+
 class Dispersions:
     """A set of dispersions over a resolved scenario (see the module docstring)."""
 
@@ -127,6 +137,15 @@ class Dispersions:
                 raise ValueError(f"dispersions: {key!r}: low must be below high")
             if dist == "truncnormal" and not params["low"] <= 0.0 <= params["high"]:
                 raise ValueError(f"dispersions: {key!r}: [low, high] must contain 0 (offsets)")
+            if dist == "truncnormal" and params["sigma"] > 0.0:
+                sigma = params["sigma"]
+                mass = _normal_mass(params["low"] / sigma, params["high"] / sigma)
+                if mass < MIN_TRUNCATED_MASS:
+                    raise ValueError(
+                        f"dispersions: {key!r}: [low, high] holds {mass:.2g} of the normal's "
+                        f"probability (drawn by rejection: below {MIN_TRUNCATED_MASS:g} it "
+                        "would take too long); widen [low, high], lower sigma, or use uniform"
+                    )
             items.append(Dispersion(key, dist, nominal, {k: float(v) for k, v in params.items()}))
         return cls(items)
 
@@ -134,6 +153,11 @@ class Dispersions:
         """n override dicts (module docstring); sample i depends on ``seed`` and i only."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
+        if n > MAX_VARIANTS:
+            raise ValueError(
+                f"n = {n:,} runs: more than {MAX_VARIANTS:,} in one campaign; run it in parts "
+                "(run i depends on the seed and i only)"
+            )
         out = []
         for i in range(int(n)):
             rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(i,)))

@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import apply_overrides, toml_value, validate
+from .config import MAX_VARIANTS, apply_overrides, toml_value, validate
 from .scenario import Scenario, cross_checks
 from .schema import SCHEMA
 
@@ -162,6 +162,14 @@ def grid_product(grid, where="grid"):
         vals = grid[k]
         if isinstance(vals, (str, bytes, dict)) or not hasattr(vals, "__len__") or not len(vals):
             raise ValueError(f"{where}: {k!r} must map to a non-empty list of values, got {vals!r}")
+    count = 1
+    for k in keys:
+        count *= len(grid[k])
+    if count > MAX_VARIANTS:
+        raise ValueError(
+            f"{where}: {count:,} variants (the product of the lists' lengths): more than "
+            f"{MAX_VARIANTS:,}; sweep fewer values per key, or in several sweeps"
+        )
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
 
 
@@ -180,7 +188,9 @@ def make_variants(scenario, grid=None, *, samples=None, where=None):
         where = where or "samples"
         if isinstance(samples, (str, bytes, dict)) or not hasattr(samples, "__iter__"):
             raise ValueError(f"{where}: must be a list of override dicts, got {samples!r}")
-        combos = list(samples)
+        combos = list(itertools.islice(samples, MAX_VARIANTS + 1))
+        if len(combos) > MAX_VARIANTS:
+            raise ValueError(f"{where}: more than {MAX_VARIANTS:,} variants in one sweep")
         if not combos:
             raise ValueError(f"{where}: is empty (give at least one override dict)")
     out, seen = [], {}
