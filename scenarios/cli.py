@@ -514,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
         from . import commands
 
         return getattr(commands, f"cmd_{args.command}")(args)
+    except KeyboardInterrupt:  # Ctrl-C outside a run (start-up, loading, figures): no traceback
+        return fail("interrupted (Ctrl-C)", RUN_FAILED)
     except Exception as exc:  # noqa: BLE001 - every error becomes one line and a status
         code, msg = _classify(exc)
         if args.verbosity > 0 and code != USER_ERROR:

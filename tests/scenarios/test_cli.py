@@ -182,3 +182,16 @@ def test_run_says_when_it_writes_the_figures_and_how_long_with_verbose(tmp_path,
     assert "writing the figures (png)" in err and "figure files in" in err
     assert main([*argv, "-q"]) == 0
     assert "writing the figures" not in capsys.readouterr().err
+
+
+def test_ctrl_c_outside_a_run_is_one_line_not_a_traceback(monkeypatch, capsys):
+    """Ctrl-C during start-up (loading the modules, a scenario) printed a traceback."""
+    from dqspace.scenarios import commands
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "cmd_list", interrupted)
+    assert main(["list"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "dqspace: error: interrupted (Ctrl-C)" and "Traceback" not in err
