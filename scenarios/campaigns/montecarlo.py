@@ -46,7 +46,7 @@ from ..sim.metrics import METRICS
 from ..spec import requirements as spec_requirements
 from ..spec.dispersions import Dispersions, percentiles
 from ..spec.requirements import DEFAULT_REQUIREMENTS
-from ..store.storage import atomic_write_bytes
+from ..store.storage import MAX_JSON_BYTES, atomic_write_bytes, open_regular, read_regular
 from ..store.sweep_store import SERIES_FILE
 from .confidence import UNDECIDED
 from .sensitivity import campaign_sensitivity
@@ -154,9 +154,9 @@ def load_envelope_series(out: str | os.PathLike, variants: Sequence[str] | None 
     ids, series = [], []
     for vid in variants:
         path = base / str(vid) / SERIES_FILE
-        if not path.is_file():
+        if path.is_symlink() or not path.is_file():  # links and special files: not read
             continue
-        with np.load(path, allow_pickle=False) as z:
+        with open_regular(path) as fh, np.load(fh, allow_pickle=False) as z:
             series.append({k: np.asarray(z[k], float) for k in z.files})
         ids.append(str(vid))
     return ids, series
@@ -273,7 +273,7 @@ def claim_campaign_dir(out, seed: int, table: Mapping) -> None:
         if not path.is_file():
             continue
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(read_regular(path, MAX_JSON_BYTES))
         except (OSError, ValueError):
             raise ValueError(f"{path}: unreadable; use another out directory") from None
         theirs = {k: doc.get(k) for k in ("seed", "dispersions")} if isinstance(doc, dict) else {}

@@ -19,6 +19,7 @@ from ..campaigns.montecarlo import ENVELOPE_SERIES, envelopes, load_envelope_ser
 from ..campaigns.verdicts import judge_campaign, overall
 from ..sim.metrics import METRICS
 from ..store.results import ResultError
+from ..store.storage import MAX_JSON_BYTES, read_regular
 from ..store.sweep_store import load_sweep
 from .campaign_sensitivity import plot_sensitivity
 from .common import (
@@ -243,7 +244,7 @@ def plot_montecarlo(
     out = Path(out)
     path = out / "montecarlo.json"
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
+        info = json.loads(read_regular(path, MAX_JSON_BYTES))
     except (OSError, json.JSONDecodeError) as exc:
         raise ResultError(path, f"cannot be read as a Monte Carlo summary ({exc})") from None
     where = Path(figures_dir) if figures_dir is not None else out

@@ -23,6 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..sim.metrics import METRICS
+from ..store.storage import MAX_JSON_BYTES, read_regular
 from .campaign_sweep import pareto_front
 from .common import LIMIT_STYLE, campaign_figure, legend, plain_ticks, save
 from .units import format_number, to_display
@@ -34,7 +35,7 @@ def read_tuning(out: str | os.PathLike) -> dict:
     """The ``tuning.json`` of a tuning directory (ValueError when missing or unreadable)."""
     path = Path(out) / "tuning.json"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_regular(path, MAX_JSON_BYTES))
     except FileNotFoundError:
         raise ValueError(f"{out}: no tuning.json (not a `dqspace tune` directory)") from None
     except (OSError, ValueError) as exc:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import fcntl
 import json
 import os
 import socket
+import stat
 import time
 from pathlib import Path
 
@@ -116,7 +118,15 @@ class DirLock:
     def acquire(self):
         """Lock; raise :class:`OutputLocked` naming the holder, OSError if not possible."""
         path = self.directory / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise OSError(
+                errno.EINVAL,
+                f"{path} is not a regular file (a link or a special file: an output folder's "
+                "lock is never followed); remove it",
+                str(path),
+            )
+        nofollow = getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | nofollow, 0o666)
         try:
             self._lock(fd)
             now = time.time()
@@ -173,8 +183,13 @@ def writer_active(directory):
     Takes a shared lock for an instant; never creates the lock file.
     """
     try:
-        fd = os.open(Path(directory) / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+        path = Path(directory) / LOCK_NAME
+        flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags)
     except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device: not a writer's lock
+        os.close(fd)
         return None
     try:
         try:

@@ -31,6 +31,8 @@ from .storage import (
     committed_rows,
     file_digest,
     format_bytes,
+    open_regular,
+    read_regular,
 )
 
 __all__ = [
@@ -114,10 +116,7 @@ def _read_manifest(path, partial=False):
     """A checked manifest (``partial``: of a checkpoint, with ``rows`` instead of ``data``)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > _MAX_MANIFEST:
-            raise ResultError(path, f"is {format_bytes(size)}, too large for a result manifest")
-        text = path.read_bytes()
+        text = read_regular(path, _MAX_MANIFEST)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -278,9 +277,11 @@ def _read_committed(directory):
     mpath, dpath = directory / MANIFEST, directory / DATA
     m = _read_manifest(mpath)
     try:
-        fh = open(dpath, "rb")
+        fh = open_regular(dpath)
     except FileNotFoundError:
         raise ResultError(dpath, "is missing (manifest.json is there)") from None
+    except OSError as exc:
+        raise ResultError(dpath, f"cannot be read ({exc.strerror or exc})") from None
     with fh:
         size = fh.seek(0, 2)
         fh.seek(0)

@@ -37,10 +37,12 @@ forward and removes the temporary files of writers that died.
 
 import contextlib
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -67,6 +69,9 @@ __all__ = [
     "current_umask",
     "file_digest",
     "format_bytes",
+    "MAX_JSON_BYTES",
+    "open_regular",
+    "read_regular",
     "to_json",
 ]
 
@@ -127,6 +132,44 @@ def current_umask():
     return old
 
 
+#: the largest JSON document (a campaign's or a tuning's summary) read from a directory
+MAX_JSON_BYTES = 64 << 20
+
+
+def open_regular(path):
+    """A binary file object reading ``path`` only if it is a regular file reached without
+    following a symbolic link: a FIFO (which blocks its reader forever), a device, a
+    directory or a link inside a directory someone sent you raise OSError saying what it
+    is; FileNotFoundError as usual."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (exc.errno and os.path.islink(path)):
+            raise OSError(exc.errno, "is a symbolic link (not followed)", str(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path, limit):
+    """The bytes of the regular file ``path`` (:func:`open_regular`), at most ``limit``
+    bytes (OSError beyond, before reading it)."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            too_big = f"is {format_bytes(size)}, more than the {format_bytes(limit)} allowed"
+            raise OSError(errno.EFBIG, too_big, str(path))
+        return fh.read(limit + 1)[:limit]
+
+
 def fsync_dir(path):
     """Make renames in ``path`` durable (best effort: not every file system allows it)."""
     with contextlib.suppress(OSError):
@@ -179,7 +222,7 @@ def file_digest(path_or_fh, chunk=1 << 20):
     with contextlib.ExitStack() as stack:
         fh = path_or_fh
         if isinstance(path_or_fh, (str, os.PathLike)):
-            fh = stack.enter_context(open(path_or_fh, "rb"))
+            fh = stack.enter_context(open_regular(path_or_fh))
         while block := fh.read(chunk):
             h.update(block)
             size += len(block)

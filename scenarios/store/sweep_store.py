@@ -23,7 +23,7 @@ import numpy as np
 
 from ..spec.variants import override_cell
 from .results import ResultError, package_version
-from .storage import OutputDir, atomic_write_bytes, json_default, now
+from .storage import OutputDir, atomic_write_bytes, json_default, now, read_regular
 
 if TYPE_CHECKING:
     import pandas
@@ -68,9 +68,7 @@ def _read_json(path, what):
     """A stored JSON object; ResultError naming ``path`` if missing parts or damaged."""
     path = Path(path)
     try:
-        if path.stat().st_size > _MAX_JSON:
-            raise ResultError(path, f"is too large for a {what}")
-        doc = json.loads(path.read_bytes())
+        doc = json.loads(read_regular(path, _MAX_JSON))
     except FileNotFoundError:
         raise
     except OSError as exc:
