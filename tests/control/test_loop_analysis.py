@@ -115,10 +115,7 @@ def test_margins_agree_with_python_control(held, name):
     SISO loop (its polynomial method): gain and phase margins and their frequencies to
     1e-6 relative; the integral and the observer make the loop conditionally stable (a
     lower gain margin below 1)."""
-    try:
-        ct = python_control()
-    except ImportError:
-        pytest.skip("python-control is not installed (the dqspace[control] extra)")
+    ct = python_control()  # a test dependency (dqspace[control]): missing is a failure
     robot, q0, arm, laws = held
     fb = StationKeepingFeedback(laws[name], arm, q0[:8], q0[8:], feedforward=True)
     loop = base_loop(robot, q0, controller=fb)
