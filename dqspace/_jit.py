@@ -16,10 +16,18 @@ go straight to numba.  Compiled code that references a lazy kernel as a global
 import functools
 import sys
 
-from numba import njit
+from numba import njit, typeof, types
 from numba.core.typing.typeof import typeof_impl
+from numba.experimental.function_type import _get_wrapper_address
 
-__all__ = ["LazyKernel", "lazy_njit", "compiled", "SignatureOnFirstCall", "signature_on_first_call"]
+__all__ = [
+    "LazyKernel",
+    "lazy_njit",
+    "compiled",
+    "KernelPointer",
+    "SignatureOnFirstCall",
+    "signature_on_first_call",
+]
 
 _OWN = frozenset({"py_func", "_signature", "_options", "_dispatcher"})
 
@@ -79,45 +87,103 @@ def _typeof_lazy(val, c):
     return typeof_impl(val.dispatcher, c)
 
 
+class KernelPointer(types.WrapperAddressProtocol):
+    """A compiled kernel's entry for one signature, as a function pointer that compiled code
+    takes as an argument (numba's ``FunctionType``) and calls indirectly.
+
+    A kernel that calls another links the callee's code into its own and optimizes the
+    whole again: a deep composition (loop -> tick -> laws -> IK) recompiles every level
+    below it, and every new specialisation of the top recompiles all of it.  Called through
+    a pointer, the callee is compiled (and cached) once on its own, and the caller compiles
+    only a call.  An exception cannot cross a pointer: a kernel reached this way catches
+    its own and returns a status (numba would print and drop it).
+    """
+
+    def __init__(self, target, sig):
+        self._target = target  # a SignatureOnFirstCall, a LazyKernel or a numba dispatcher
+        self._sig = sig
+        self._addr = None
+        self._type = types.FunctionType(sig)
+
+    def __wrapper_address__(self):
+        # resolved at the first call (compiled, or loaded from the cache, then), not when
+        # made: a caller can be typed, and compiled, before the kernel is
+        if self._addr is None:
+            t = self._target
+            d = t.compile(self._sig) if isinstance(t, SignatureOnFirstCall) else compiled(t)
+            self._addr = _get_wrapper_address(d, self._sig)
+        return self._addr
+
+    def signature(self):
+        return self._sig
+
+    @property
+    def kernel(self):
+        """What the pointer calls (a ``SignatureOnFirstCall``, or a numba dispatcher)."""
+        return self._target
+
+    def __repr__(self):
+        return f"<kernel pointer {self._target.py_func.__qualname__}{self._sig}>"
+
+
+@typeof_impl.register(KernelPointer)
+def _typeof_pointer(val, c):
+    """Built once per pointer (numba's generic rule rebuilds the type at every call)."""
+    return val._type
+
+
 class SignatureOnFirstCall:
-    """A kernel compiled with an explicit signature taken from the types of its first call's
-    arguments, with some arguments typed as given (e.g. numba ``FunctionType`` for a
-    callback), one compilation (or cache load) per distinct set of argument types.
+    """A kernel compiled with an explicit signature taken from the types of its arguments
+    (some typed as given, e.g. numba ``FunctionType`` for a callback), one compilation (or
+    cache load) per distinct set of argument types; ``returns`` the result's numba type.
 
     numba caches a kernel that takes a compiled callback only when the callback's argument
     has a ``FunctionType`` in an explicit signature (a dispatcher passed as a plain argument
     becomes a dynamic global, which cannot be cached); a kernel whose other arguments are
     named tuples of arrays is impractical to type by hand.  This types them from the call.
+    :meth:`pointer` gives the kernel for given arguments as a :class:`KernelPointer`.
     """
 
-    def __init__(self, py_func, fixed, options):
+    def __init__(self, py_func, fixed, options, returns=None):
         self.py_func = py_func
         self.fixed = dict(fixed)
         self.options = options
+        self.returns = types.none if returns is None else returns
         self._compiled = {}
         functools.update_wrapper(self, py_func)
+
+    def signature(self, *args):
+        """numba's signature of the kernel for these arguments."""
+        tys = tuple(self.fixed.get(i, None) or typeof(a) for i, a in enumerate(args))
+        return self.returns(*tys)
+
+    def compile(self, sig):
+        """numba's dispatcher for ``sig`` (compiled, or loaded from the cache, now)."""
+        d = self._compiled.get(sig.args)
+        if d is None:
+            d = self._compiled[sig.args] = njit(sig, **self.options)(self.py_func)
+        return d
 
     def dispatcher(self, *args):
         """numba's dispatcher for these arguments' types (compiled or loaded now).  Typing
         named tuples costs about a millisecond: a caller that calls often with arguments of
         the same types keeps the dispatcher and calls it directly."""
-        from numba import typeof, types
+        return self.compile(self.signature(*args))
 
-        tys = tuple(self.fixed.get(i, None) or typeof(a) for i, a in enumerate(args))
-        d = self._compiled.get(tys)
-        if d is None:
-            d = self._compiled[tys] = njit(types.none(*tys), **self.options)(self.py_func)
-        return d
+    def pointer(self, *args) -> KernelPointer:
+        """The kernel for these arguments' types as a :class:`KernelPointer` (compiled at
+        its first call)."""
+        return KernelPointer(self, self.signature(*args))
 
     def __call__(self, *args):
         return self.dispatcher(*args)(*args)
 
 
-def signature_on_first_call(fixed, **options):
+def signature_on_first_call(fixed, returns=None, **options):
     """Decorator: :class:`SignatureOnFirstCall` with ``fixed`` ``{argument index: numba
-    type}`` and ``numba.njit`` options."""
+    type}``, the result type ``returns`` (None: no result) and ``numba.njit`` options."""
 
     def wrap(py_func):
-        return SignatureOnFirstCall(py_func, fixed, options)
+        return SignatureOnFirstCall(py_func, fixed, options, returns)
 
     return wrap

@@ -30,12 +30,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numba import types
-from numba.experimental.function_type import _get_wrapper_address
-from numba.extending import typeof_impl
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import compiled
+from .._jit import KernelPointer, compiled
 from . import _state
 from .integrators import IntegrationError, Trajectory, _finite, _positive_int
 from .kernels import sim as _sim
@@ -57,31 +54,6 @@ INPUTS_SIG = _sim.INPUTS_SIG
 no_inputs = _sim.no_inputs
 
 
-class _Compiled(types.WrapperAddressProtocol):
-    """A compiled callback's address, resolved once (numba otherwise looks the
-    wrapper up again on every call of a loop taking it, ~20 us each)."""
-
-    def __init__(self, fn):
-        self._fn = fn  # keep the dispatcher (and its code) alive
-        self._addr = _get_wrapper_address(fn, INPUTS_SIG)
-
-    def __wrapper_address__(self):
-        return self._addr
-
-    def signature(self):
-        return INPUTS_SIG
-
-
-_INPUTS_TYPE = types.FunctionType(INPUTS_SIG)
-
-
-@typeof_impl.register(_Compiled)
-def _typeof_compiled(val, c):
-    """Every resolved callback has the same numba type: built once here instead of at each
-    call of the loop (numba's generic rule rebuilds it: ~7 us per call)."""
-    return _INPUTS_TYPE
-
-
 _RESOLVED = {}
 
 
@@ -98,7 +70,9 @@ def resolve_inputs(fn):
                 "inputs must be a numba function compiled with INPUTS_SIG "
                 f"(@njit(INPUTS_SIG)), got {type(fn).__name__}"
             ) from None
-        _RESOLVED[fn] = w = fn if hasattr(fn, "__wrapper_address__") else _Compiled(fn)
+        _RESOLVED[fn] = w = (
+            fn if hasattr(fn, "__wrapper_address__") else KernelPointer(fn, INPUTS_SIG)
+        )
         return w
 
 

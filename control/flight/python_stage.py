@@ -40,6 +40,7 @@ __all__ = [
     "register",
     "call_law",
     "call_allocation",
+    "take_error",
     "ALLOCATION_STATUS",
 ]
 
@@ -54,6 +55,7 @@ _IK_CODE = {s: i for i, s in enumerate((IKStatus.CONVERGED, IKStatus.STALLED,
                                          IKStatus.MAX_ITERATIONS))}  # fmt: skip
 
 _STAGES: dict[int, Any] = {}
+_ERRORS: dict[int, BaseException] = {}
 _KEYS = itertools.count(1)
 
 
@@ -85,17 +87,36 @@ def register(stage, owner) -> int:
     key = next(_KEYS)
     _STAGES[key] = stage
     weakref.finalize(owner, _STAGES.pop, key, None)
+    weakref.finalize(owner, _ERRORS.pop, key, None)
     return key
 
 
 def call_law(key, t, q, v, wrench, feedforward, reaction, comp, tau, ee_dq, ee_log, ik_info):
-    """The registered law stage ``key`` at the tick ``t`` (called from compiled code)."""
-    _STAGES[key].step(t, q, v, wrench, feedforward, reaction, comp, tau, ee_dq, ee_log, ik_info)
+    """The registered law stage ``key`` at the tick ``t`` (called from compiled code);
+    returns 0, or 1 when it raised (the exception is kept for :func:`take_error`)."""
+    try:
+        _STAGES[key].step(t, q, v, wrench, feedforward, reaction, comp, tau, ee_dq, ee_log, ik_info)
+    except BaseException as exc:  # Ctrl-C included: handed to the caller of the loop
+        _ERRORS[key] = exc
+        return 1
+    return 0
 
 
 def call_allocation(key, demand, sigma, alloc_info):
-    """The registered allocation stage ``key`` (called from compiled code)."""
-    _STAGES[key].step(demand, sigma, alloc_info)
+    """The registered allocation stage ``key`` (called from compiled code); returns 0, or 1
+    when it raised (kept for :func:`take_error`)."""
+    try:
+        _STAGES[key].step(demand, sigma, alloc_info)
+    except BaseException as exc:
+        _ERRORS[key] = exc
+        return 1
+    return 0
+
+
+def take_error(key) -> BaseException | None:
+    """The exception the stage ``key`` raised in the compiled tick (compiled code cannot
+    carry it: the tick returns a status and the exception waits here), or None; cleared."""
+    return _ERRORS.pop(key, None)
 
 
 class LawStage:

@@ -22,10 +22,33 @@ from .actuation import ActuationState, actuation_work
 from .interfaces import Commands, Estimate, command_arrays, estimate_arrays
 from .law import LawWork, law_work
 from .navigation import measurement_arrays
-from .python_stage import AllocationStage, LawStage, PythonAllocation, PythonLaw, register
-from .tick import CompiledLaw, FlightParams, FlightState, TickWork, tick
+from .python_stage import (
+    AllocationStage,
+    LawStage,
+    PythonAllocation,
+    PythonLaw,
+    register,
+    take_error,
+)
+from .tick import (
+    PYTHON_RAISED,
+    STAGE_KERNELS,
+    STAGE_RAISED,
+    CompiledLaw,
+    FlightParams,
+    FlightState,
+    Stages,
+    TickWork,
+    stage_arguments,
+    tick,
+)
 
-__all__ = ["FlightSoftware", "TickOutput"]
+__all__ = ["FlightSoftware", "FlightSoftwareError", "TickOutput"]
+
+
+class FlightSoftwareError(RuntimeError):
+    """A stage of the compiled tick raised (numba does not keep the exception's message:
+    this names the stage and the time)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +112,8 @@ class FlightSoftware:
             self.allocation = AllocationStage(allocator, thrusters)
             alloc_block = PythonAllocation(register(self.allocation, self))
         nav, nav_state = navigation if navigation is not None else (None, None)
-        self.params = FlightParams(index, nav, law_block, alloc_block, actuation)
+        python = (PythonLaw, PythonAllocation)
+        self._keys = [b.key for b in (law_block, alloc_block) if isinstance(b, python)]
         self.state = FlightState(
             nav_state,
             seed,
@@ -102,6 +126,25 @@ class FlightSoftware:
             law_work(n),
             actuation_work(S, K, W),
         )
+        # the stages, compiled for these blocks at the first tick (or by precompile)
+        s, w = self.state, self.work
+        args = stage_arguments(
+            index, nav, s.nav, law_block, s.seed, s.base, actuation, s.act, alloc_block, w
+        )
+        stages = Stages(*(k.pointer(*a) for k, a in zip(STAGE_KERNELS, args, strict=True)))
+        self.params = FlightParams(index, nav, law_block, alloc_block, actuation, stages)
+
+    def kernel_jobs(self) -> list:
+        """``(kernel, signature)`` of each stage of the tick (:data:`~dqspace.control.
+        flight.tick.Stages`) for this flight software's blocks (what
+        :func:`~dqspace._precompile.precompile` takes)."""
+        return [(p.kernel, p.signature()) for p in self.params.stages]
+
+    def take_error(self) -> BaseException | None:
+        """The exception a stage in Python (a user's controllers, a Python allocator) raised
+        in the last tick that stopped with ``PYTHON_RAISED``, or None; cleared."""
+        errors = [e for e in map(take_error, self._keys) if e is not None]
+        return errors[0] if errors else None
 
     @property
     def compiled(self) -> bool:
@@ -145,5 +188,13 @@ class FlightSoftware:
         q = np.ascontiguousarray(q, dtype=float)
         v = np.ascontiguousarray(v, dtype=float)
         status = tick(self.params, self.state, self.work, float(t), q, v, arm[0], base[0], cmd)
+        if status == PYTHON_RAISED:
+            raise self.take_error()
+        if status in STAGE_RAISED:
+            raise FlightSoftwareError(
+                f"the flight software's {STAGE_RAISED[status]} stage raised an error in "
+                f"compiled code at t = {float(t):.6g} s (compiled code does not keep the message: "
+                "a singular matrix, or an error a compiled controller raised)"
+            )
         w = self.work
         return TickOutput(int(status), _copy(w.est), _copy(w.law), _copy(w.act), cmd)

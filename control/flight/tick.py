@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit, objmode, types
 from numba.extending import overload
 
+from ..._jit import signature_on_first_call
 from .actuation import actuation_kernel, demand_kernel
 from .law import station_keeping_kernel
 from .navigation import (
@@ -54,14 +55,33 @@ __all__ = [
     "FlightState",
     "TickWork",
     "CompiledLaw",
+    "Stages",
+    "STAGE_KERNELS",
+    "stage_arguments",
     "tick",
     "OK",
     "WRENCH_NONFINITE",
     "TORQUE_NONFINITE",
+    "NAVIGATION_RAISED",
+    "LAWS_RAISED",
+    "ACTUATION_RAISED",
+    "PYTHON_RAISED",
+    "STAGE_RAISED",
 ]
 
-#: Status codes of :func:`tick` (the loop adds the integrator's after them).
+#: Status codes of :func:`tick` (the loop adds the integrator's, 1 and 2): a non-finite
+#: wrench or torque; a stage's compiled code raised (:data:`STAGE_RAISED` names it); a
+#: stage in Python raised (the exception is kept: ``FlightSoftware.take_error``).
 OK, WRENCH_NONFINITE, TORQUE_NONFINITE = 0, 3, 4
+NAVIGATION_RAISED, LAWS_RAISED, ACTUATION_RAISED, PYTHON_RAISED = 5, 6, 7, 8
+#: the stage whose compiled code raised, by status
+STAGE_RAISED = {NAVIGATION_RAISED: "navigation", LAWS_RAISED: "laws",
+                ACTUATION_RAISED: "actuation"}  # fmt: skip
+
+#: The stages of a tick as kernel pointers (:class:`~dqspace._jit.KernelPointer`), each
+#: compiled for the types of the blocks it receives (:func:`stage_arguments`): ``know``
+#: (sensors and filters, or the truth), ``laws``, ``actuate``.
+Stages = namedtuple("Stages", ["know", "laws", "actuate"])
 
 #: The built-in controllers' law stage: ``arm`` the arm's
 #: :data:`~dqspace.control.arm.ArmLawParams`, ``base`` the base's
@@ -73,8 +93,9 @@ CompiledLaw = namedtuple("CompiledLaw", ["arm", "base", "feedforward"])
 #: ``index`` (:data:`~dqspace.control.flight.interfaces.PlantIndex`, what the sensors
 #: read), ``nav`` (the navigation, or None), ``law`` (:data:`CompiledLaw` or
 #: ``PythonLaw``), ``alloc`` (None or ``PythonAllocation``), ``act``
-#: (:data:`~dqspace.control.flight.actuation.ActuationParams`).
-FlightParams = namedtuple("FlightParams", ["index", "nav", "law", "alloc", "act"])
+#: (:data:`~dqspace.control.flight.actuation.ActuationParams`), ``stages``
+#: (:data:`Stages`, compiled for the other blocks' types).
+FlightParams = namedtuple("FlightParams", ["index", "nav", "law", "alloc", "act", "stages"])
 
 #: What carries over from tick to tick: ``nav`` (the navigation's state, or None),
 #: ``seed`` (n,) the IK's warm start, ``base`` the base law's state (its
@@ -103,22 +124,23 @@ def tick(p, s, w, t, q, v, arm_ref, base_ref, cmd):
     ``base_ref`` (inertial), each (20,) (pose (8,), twist, acceleration (6,)); writes
     ``cmd`` (:data:`~dqspace.control.flight.interfaces.Commands`).  Returns :data:`OK` or
     the status that stopped it."""
+    st = p.stages
     # ---- 1. what the flight software knows
-    _know(p.nav, s.nav, p.index, t, q, v, w.meas, w.est)
+    status = st.know(p.nav, s.nav, p.index, t, q, v, w.meas, w.est)
+    if status != OK:
+        return status
     # ---- 2. the laws
-    _laws(p.law, s.seed, s.base, t, w.est, arm_ref, base_ref, w.law)
+    status = st.laws(p.law, s.seed, s.base, t, w.est, arm_ref, base_ref, w.law)
+    if status != OK:
+        return status
     if not _finite(w.law.wrench):
         return WRENCH_NONFINITE
     if not _finite(w.law.tau):
         return TORQUE_NONFINITE
     # ---- 3. the actuators
-    demand_kernel(p.act, s.act, w.law.wrench, w.est.rw_speed, w.act)
-    fast = _allocate(p.alloc, w.act)
-    e = w.est
-    actuation_kernel(
-        p.act, s.act, t, w.law.wrench, e.gimbal, e.vscmg_speed, e.rw_speed, e.base_rate, fast,
-        w.act,
-    )  # fmt: skip
+    status = st.actuate(p.act, s.act, p.alloc, t, w.law, w.est, w.act)
+    if status != OK:
+        return status
     # ---- 4. the wrench planned on the base: the navigation's next prediction
     _predict(p.nav, s.nav, w.est, w.law, w.act.w_thr)
     # ---- 5. the commands
@@ -132,8 +154,69 @@ def tick(p, s, w, t, q, v, arm_ref, base_ref, cmd):
     return OK
 
 
+# ------------------------------------------------------------------ the stages
+# Each stage is a kernel of its own, compiled (and cached) for the types of its blocks and
+# reached from the tick through a pointer (:class:`~dqspace._jit.KernelPointer`): a new
+# kind of navigation recompiles the navigation stage and the small tick, not the laws.  A
+# stage returns a status: an exception cannot cross a pointer, so a stage catches its own
+# (numba does not keep the exception: the status names the stage).
+
+
+def _know_stage(nav, nav_state, ix, t, q, v, meas, est):
+    """Stage 1: the estimate (:func:`_know_typed`)."""
+    try:
+        _know(nav, nav_state, ix, t, q, v, meas, est)
+    except Exception:  # noqa: BLE001 (compiled: numba catches any exception this way)
+        return NAVIGATION_RAISED
+    return OK
+
+
+def _laws_stage(law, seed, base_state, t, est, arm_ref, base_ref, w):
+    """Stage 2: the laws (:func:`_laws_typed`)."""
+    try:
+        return _laws(law, seed, base_state, t, est, arm_ref, base_ref, w)
+    except Exception:  # noqa: BLE001
+        return LAWS_RAISED
+
+
+def _actuation_stage(act, act_state, alloc, t, law, est, w):
+    """Stage 3: momentum management, the thrusters' demand, the allocation (compiled, or
+    :func:`_allocate_typed` in Python), pulses, VSCMG steering, the wheels."""
+    try:
+        demand_kernel(act, act_state, law.wrench, est.rw_speed, w)
+        status, fast = _allocate(alloc, w)
+        if status != OK:
+            return status
+        actuation_kernel(
+            act, act_state, t, law.wrench, est.gimbal, est.vscmg_speed, est.rw_speed,
+            est.base_rate, fast, w,
+        )  # fmt: skip
+    except Exception:  # noqa: BLE001
+        return ACTUATION_RAISED
+    return OK
+
+
+know_stage = signature_on_first_call({}, returns=types.int64, cache=True)(_know_stage)
+laws_stage = signature_on_first_call({}, returns=types.int64, cache=True)(_laws_stage)
+actuation_stage = signature_on_first_call({}, returns=types.int64, cache=True)(_actuation_stage)
+
+
+def stage_arguments(index, nav, nav_state, law, seed, base_state, act, act_state, alloc, work):
+    """Arguments of the types each stage receives from :func:`tick` (``know``, ``laws``,
+    ``actuate``, as in :data:`Stages`), for typing and compiling them."""
+    t, x = 0.0, np.zeros(1)
+    return Stages(
+        (nav, nav_state, index, t, x, x, work.meas, work.est),
+        (law, seed, base_state, t, work.est, x, x, work.law),
+        (act, act_state, alloc, t, work.law, work.est, work.act),
+    )
+
+
+STAGE_KERNELS = Stages(know_stage, laws_stage, actuation_stage)
+
+
 # ------------------------------------------------------------------ the stages by type
-# Each function below is a stage of the tick; its implementation is chosen by numba from
+# Each function below is a piece of a stage; its implementation is chosen by numba from
 # the type of the stage's block (an overload).  They exist only in compiled code.
 
 
@@ -147,12 +230,13 @@ def _know(nav, nav_state, ix, t, q, v, meas, est):
 
 
 def _laws(law, seed, base_state, t, est, arm_ref, base_ref, w):
-    """Stage 2: the laws (:func:`_laws_typed`)."""
+    """Stage 2: the laws, their status (:func:`_laws_typed`)."""
     _compiled_only()
 
 
 def _allocate(alloc, act):
-    """Stage 3's allocation: True when the actuation kernel allocates (:func:`_allocate_typed`)."""
+    """Stage 3's allocation: ``(status, fast)``, ``fast`` True when the actuation kernel
+    allocates (:func:`_allocate_typed`)."""
     _compiled_only()
 
 
@@ -186,8 +270,11 @@ def _laws_typed(law, seed, base_state, t, est, arm_ref, base_ref, w):
             wrench, ff, reaction, tau = w.wrench, w.feedforward, w.reaction, w.tau
             comp, ee_dq, ee_log, ik_info = w.compensation, w.ee_dq, w.ee_log, w.ik_info
             key = law.key
-            with objmode():
-                call_law(key, t, q, v, wrench, ff, reaction, comp, tau, ee_dq, ee_log, ik_info)
+            with objmode(failed="int64"):
+                failed = call_law(
+                    key, t, q, v, wrench, ff, reaction, comp, tau, ee_dq, ee_log, ik_info
+                )
+            return PYTHON_RAISED if failed else OK
 
         return python
 
@@ -196,6 +283,7 @@ def _laws_typed(law, seed, base_state, t, est, arm_ref, base_ref, w):
             law.arm, seed, law.base, base_state, law.feedforward, t, est.q, est.v, arm_ref[:8],
             arm_ref[8:14], arm_ref[14:20], base_ref[:8], base_ref[8:14], base_ref[14:20], w,
         )  # fmt: skip
+        return OK
 
     return built_in
 
@@ -206,14 +294,14 @@ def _allocate_typed(alloc, act):
 
         def python(alloc, act):
             demand, sigma, info, key = act.demand, act.sigma, act.alloc_info, alloc.key
-            with objmode():
-                call_allocation(key, demand, sigma, info)
-            return False
+            with objmode(failed="int64"):
+                failed = call_allocation(key, demand, sigma, info)
+            return (PYTHON_RAISED if failed else OK), False
 
         return python
 
     def fast(alloc, act):
-        return True
+        return OK, True
 
     return fast
 

@@ -155,25 +155,14 @@ def rk4_step(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_ou
     return _rk4(ints, reals, gravity, q, v, t, dt, inputs, params, mem, q_out, v_out, ws)
 
 
-@lazy_njit(
-    types.UniTuple(types.int64, 2)(
-        _I2,
-        _R2,
-        _RV,
-        _RV,
-        _RV,
-        types.float64,
-        types.float64,
-        types.int64,
-        types.int64,
-        InputsFn,
-        _RV,
-        _V,
-        _M,
-        _M,
-    ),
-    cache=True,
-)
+#: :func:`rk4_loop`'s signature (a compiled loop may take it as a pointer of this type)
+RK4_LOOP_SIG = types.UniTuple(types.int64, 2)(
+    _I2, _R2, _RV, _RV, _RV, types.float64, types.float64, types.int64, types.int64,
+    InputsFn, _RV, _V, _M, _M,
+)  # fmt: skip
+
+
+@lazy_njit(RK4_LOOP_SIG, cache=True)
 def rk4_loop(
     ints, reals, gravity, q0, v0, t0, dt, n_steps, record_every, inputs, params, mem, Q, V
 ):

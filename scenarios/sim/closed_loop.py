@@ -17,7 +17,9 @@ import math
 
 import numpy as np
 
+from ..._precompile import precompile, start
 from ...control.flight.interfaces import command_arrays
+from ...control.flight.software import FlightSoftwareError
 from ...multibody import IntegrationError
 from ..build.describe import figure_facts
 from ..build.devices import thruster_faults
@@ -25,6 +27,7 @@ from ..build.flight import flight_software
 from ..build.system import build_system
 from . import loop
 from .plant import Plant
+from .plant import kernel_jobs as plant_kernels
 from .series import CLOSED_LOOP, Chunk, Sizes, spec, values
 
 __all__ = ["ClosedLoop", "NO_THRUSTER", "off_level"]
@@ -48,9 +51,17 @@ class ClosedLoop:
 
     def __init__(self, cfg):
         self.cfg = cfg
-        self.sy = sy = build_system(cfg)
-        self.flight = flight_software(sy)
-        self.plant = Plant(sy)
+        # on a cold kernel cache, the plant's kernels compile in other processes while the
+        # system is built here
+        early = start(plant_kernels())
+        try:
+            self.sy = sy = build_system(cfg)
+            self.flight = flight_software(sy)
+            self.plant = Plant(sy)
+        except BaseException:
+            early.cancel()
+            raise
+        early.wait()
         self.K, self.S, self.W = self.flight.K, self.flight.S, self.flight.W
         self.rate = cfg["control"]["rate"]
         self.period = 1.0 / self.rate
@@ -81,6 +92,8 @@ class ClosedLoop:
         self.fresh = command_arrays(n, S, K, W)
         self.health = sy.thrusters
         self.block = self.plant.block()
+        # on a cold kernel cache, the stages and the loop compile in parallel processes
+        precompile(self.kernel_jobs())
         k = 0
         while k <= N:
             t = self.t = k * period
@@ -141,14 +154,31 @@ class ClosedLoop:
         if error is not None:
             raise error
 
-    def _run(self, k0, k1, tables, R, out):
-        """The chunk in one compiled call; returns the error that stopped it, or None."""
-        fl, pl = self.flight, self.plant
-        args = (
+    def _loop_arguments(self, k0, k1, tables, R, out):
+        fl = self.flight
+        return (
             self.block, fl.params, fl.state, fl.work, tables, self.held, self.fresh, self.q,
             self.v, self.period, self.cfg["control"]["computation_delay"], k0, k1,
             self.n_ticks, R, out,
         )  # fmt: skip
+
+    def kernel_jobs(self) -> list:
+        """``(kernel, signature)`` of the run's independent kernels: the tick's stages and
+        the loop (what :func:`~dqspace._precompile.precompile` compiles in parallel); after
+        :meth:`simulate` has set the run up."""
+        sy = self.sy
+        R = loop.record_arrays(
+            1, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
+            len(self.plant.mem),
+        )  # fmt: skip
+        tables = loop.Tables(np.zeros((1, 20)), np.zeros((1, 20)), np.zeros((1, 6)))
+        args = self._loop_arguments(0, 1, tables, R, np.zeros(4, dtype=np.int64))
+        return [(loop.closed_loop, loop.closed_loop.signature(*args)), *self.flight.kernel_jobs()]
+
+    def _run(self, k0, k1, tables, R, out):
+        """The chunk in one compiled call; returns the error that stopped it, or None."""
+        fl, pl = self.flight, self.plant
+        args = self._loop_arguments(k0, k1, tables, R, out)
         if self._kernel is None:  # typed once a run (the arguments keep their types)
             self._kernel = loop.closed_loop.dispatcher(*args)
         try:
@@ -158,6 +188,14 @@ class ClosedLoop:
         status = int(out[0])
         if status == loop.OK:
             return None
+        if status == loop.PYTHON_RAISED:
+            return fl.take_error() or RuntimeError("a Python stage of the tick failed")
+        if status in loop.STAGE_RAISED:
+            return FlightSoftwareError(
+                f"the flight software's {loop.STAGE_RAISED[status]} stage raised an error in "
+                f"compiled code at t = {self.t:.6g} s (compiled code does not keep the message: a "
+                "singular matrix, or an error a compiled controller raised)"
+            )
         if status in (loop.WRENCH_NONFINITE, loop.TORQUE_NONFINITE):
             what = "base wrench" if status == loop.WRENCH_NONFINITE else "arm torque"
             return IntegrationError(f"the {what} turned non-finite at t = {self.t:.6g} s")

@@ -28,7 +28,14 @@ from numba.extending import overload
 
 from ..._jit import signature_on_first_call
 from ...control.flight.navigation import estimate_error_kernel
-from ...control.flight.tick import OK, TORQUE_NONFINITE, WRENCH_NONFINITE, tick
+from ...control.flight.tick import (
+    OK,
+    PYTHON_RAISED,
+    STAGE_RAISED,
+    TORQUE_NONFINITE,
+    WRENCH_NONFINITE,
+    tick,
+)
 from ...multibody.kernels import sim
 from .boundary import apply_commands
 
@@ -44,11 +51,15 @@ __all__ = [
     "NONFINITE",
     "WRENCH_NONFINITE",
     "TORQUE_NONFINITE",
+    "PYTHON_RAISED",
+    "STAGE_RAISED",
 ]
 
 #: Status codes of :func:`closed_loop`: the tick's and the integrator's.
 SINGULAR, NONFINITE = sim.SINGULAR, sim.NONFINITE
-assert sim.OK == OK and {SINGULAR, NONFINITE}.isdisjoint({WRENCH_NONFINITE, TORQUE_NONFINITE})
+assert sim.OK == OK and {SINGULAR, NONFINITE}.isdisjoint(
+    {WRENCH_NONFINITE, TORQUE_NONFINITE, PYTHON_RAISED, *STAGE_RAISED}
+)
 
 #: The recorded rows of a closed-loop run, one per tick (:func:`record_arrays`): ``t`` [s];
 #: the plant state ``q``, ``v``; the law's ``wrench``, ``feedforward``, ``reaction`` (6,)
@@ -85,16 +96,19 @@ def record_arrays(N: int, nq: int, nv: int, n: int, S: int, K: int, W: int, L: i
     return Record(*(np.zeros((N, *np.atleast_1d(size.get(f, 3)))) for f in Record._fields))
 
 
-#: The plant between ticks: the model's packed ``ints``, ``reals``, ``gravity``; the
-#: boundary's compiled callback ``inputs`` (typed as numba's ``FunctionType``) and its
+#: The plant between ticks: ``integrate`` the integration loop
+#: (:func:`~dqspace.multibody.kernels.sim.rk4_loop`, a pointer: compiled once for every
+#: run, it reports failures by status), the model's packed ``ints``, ``reals``,
+#: ``gravity``; the boundary's compiled callback ``inputs`` (typed as numba's
+#: ``FunctionType``) and its
 #: ``params`` vector, the limiter's report ``mem`` (L,); the dynamics step ``dt`` [s] and
 #: ``steps`` per period; the valves' timing ``valves`` (3,) [steps], their state
 #: ``valve_carry``, ``tail_level`` (S,) (:func:`~dqspace.scenarios.sim.boundary.
 #: apply_commands`); ``tau`` (nv,) the generalized forces held (written at every tick).
 PlantBlock = namedtuple(
     "PlantBlock",
-    ["ints", "reals", "gravity", "inputs", "params", "mem", "dt", "steps", "valves",
-     "valve_carry", "tail_level", "tau"],
+    ["integrate", "ints", "reals", "gravity", "inputs", "params", "mem", "dt", "steps",
+     "valves", "valve_carry", "tail_level", "tau"],
 )  # fmt: skip
 
 #: A chunk's tables, one row per tick: the references ``arm_ref``, ``base_ref`` (m, 20)
@@ -211,7 +225,7 @@ def _closed_loop(
             held.off_level[:] = fresh.off_level
             held.gimbal_rate_cmd[:] = fresh.gimbal_rate_cmd
             held.wheel_accel_cmd[:] = fresh.wheel_accel_cmd
-        status, n = sim.rk4_loop(
+        status, n = plant.integrate(
             plant.ints, plant.reals, plant.gravity, q, v, t, plant.dt, plant.steps,
             plant.steps, plant.inputs, plant.params, mem, Q, V,
         )  # fmt: skip

@@ -17,14 +17,23 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._jit import compiled
+from ..._jit import KernelPointer, LazyKernel, compiled
 from ...actuators import Valves
+from ...multibody.kernels import sim as _sim
 from ...multibody.simulation import resolve_inputs
 from ..spec.si import si_view
 from . import boundary as _inputs
 from .loop import PlantBlock
 
-__all__ = ["Plant"]
+__all__ = ["Plant", "kernel_jobs"]
+
+
+def kernel_jobs() -> list:
+    """``(kernel, signature)`` of the plant's kernels whose signature is fixed (the
+    boundary's callback, the integration loop) and this process has not compiled yet (what
+    :func:`~dqspace._precompile.start` takes)."""
+    kernels = (_inputs.closed_loop_inputs, _sim.rk4_loop)
+    return [(k, k._signature) for k in kernels if isinstance(k, LazyKernel)]
 
 
 def _f64(x):
@@ -179,8 +188,9 @@ class Plant:
         the valves' state (shared with this object)."""
         ints, reals = self.sy.plant.packed
         inputs = resolve_inputs(compiled(_inputs.closed_loop_inputs))
+        integrate = KernelPointer(_sim.rk4_loop, _sim.RK4_LOOP_SIG)
         return PlantBlock(
-            ints, reals, self.sy.plant.gravity, inputs,
+            integrate, ints, reals, self.sy.plant.gravity, inputs,
             self.params, self.mem, self.dt, self.steps, self.valves, self.valve_carry,
             self.tail_level, np.zeros(self.sy.plant.nv),
         )  # fmt: skip

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...control.flight.python_stage import ControllerError
+from ...control.flight.software import FlightSoftwareError
 from ...multibody import IntegrationError
 from ..spec.config import ScenarioError
 from ..store.results import (
@@ -106,7 +107,10 @@ _WRITE_HINT = (
     "stopped being writable"
 )
 #: exceptions that mean the simulation diverged (not a bug in the code)
-_NUMERIC = (IntegrationError, FloatingPointError, OverflowError, np.linalg.LinAlgError)
+_NUMERIC = (
+    IntegrationError, FloatingPointError, OverflowError, np.linalg.LinAlgError,
+    FlightSoftwareError,
+)  # fmt: skip
 
 
 class RunInterrupted(KeyboardInterrupt):

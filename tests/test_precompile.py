@@ -1,0 +1,136 @@
+"""Kernels compiled in parallel processes on a cold cache (dqspace._precompile), and what
+crossing a kernel pointer does to exceptions."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    from numba import types
+    import dqspace._precompile as pc
+    from tests.support import precompile_kernels as pk
+    mode = sys.argv[1]
+    x = np.arange(1.0, 4.0)
+    jobs = [(pk.scaled_sum, pk.scaled_sum.signature(x, 2.0)),
+            (pk.product, pk.product.signature(x, 2.0))]
+    if mode == "probe":
+        print(json.dumps([pc.is_cached(k, s) for k, s in jobs]))
+    elif mode == "precompile":
+        pc.precompile(jobs, processes=2)
+        d = [k.compile(s) for k, s in jobs]
+        print(json.dumps({
+            "values": [d[0](x, 2.0), d[1](x, 2.0)],
+            # misses: compiled in this process; hits: loaded from the cache
+            "misses": [sum(k.stats.cache_misses.values()) for k in d],
+            "hits": [sum(k.stats.cache_hits.values()) for k in d],
+        }))
+    """
+)
+
+
+def _python(code, *args, env):
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return __import__("json").loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def cold_env(tmp_path, monkeypatch):
+    import os
+
+    env = dict(os.environ)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")  # every kernel, these tests' too
+    env.pop("DQSPACE_COMPILE_PROCESSES", None)
+    return env
+
+
+def test_a_child_compiles_into_the_cache_and_the_parent_loads_it(cold_env):
+    assert _python(CHILD, "probe", env=cold_env) == [False, False]
+    got = _python(CHILD, "precompile", env=cold_env)
+    x = np.arange(1.0, 4.0)
+    assert got["values"] == [2.0 * x.sum(), np.prod(2.0 * x)]
+    # the first job compiled here, the second in a child: loaded from the cache here
+    assert got["misses"] == [1, 0] and got["hits"] == [0, 1]
+    assert _python(CHILD, "probe", env=cold_env) == [True, True]
+    # warm: nothing compiled, nothing started
+    again = _python(CHILD, "precompile", env=cold_env)
+    assert again["misses"] == [0, 0] and again["hits"] == [1, 1]
+
+
+def test_a_child_that_cannot_compile_costs_only_its_time(cold_env, tmp_path):
+    """A job the child cannot find (it imports the kernel by name) is compiled here."""
+    code = CHILD.replace(
+        "pc.precompile(jobs, processes=2)",
+        "pc._locate = lambda k: ('no_such_module_for_dqspace', 'x')\n"
+        "    pc.precompile(jobs, processes=2)",
+    )
+    got = _python(code, "precompile", env=cold_env)
+    assert got["values"][0] == 12.0
+    assert got["misses"] == [1, 1]  # both compiled in the parent
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_the_process_count_setting_is_checked(monkeypatch, value):
+    from dqspace._precompile import compile_processes
+
+    monkeypatch.setenv("DQSPACE_COMPILE_PROCESSES", value)
+    with pytest.raises(ValueError, match="DQSPACE_COMPILE_PROCESSES"):
+        compile_processes()
+    monkeypatch.setenv("DQSPACE_COMPILE_PROCESSES", "3")
+    assert compile_processes() == 3
+
+
+def test_an_exception_in_a_compiled_stage_stops_the_run_naming_the_stage():
+    """A compiled base law that raises: the laws stage (reached through a pointer) returns
+    a status and the run fails naming the stage and the tick's time, keeping the rows."""
+    import types as pytypes
+    from collections import namedtuple
+
+    from numba import njit
+
+    from dqspace.control import BaseController
+    from dqspace.control.base import BaseLawParams
+    from dqspace.control.flight.law import BASE_LAWS, pd_base_law_kernel, register_base_law
+    from dqspace.scenarios import RunFailed, load_scenario, run
+
+    @njit
+    def raising(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et):
+        if t >= 0.05:
+            raise ValueError("boom")
+        pd_base_law_kernel(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb,
+                           ff, e, el, et)  # fmt: skip
+
+    # a params type of its own: the compiled tick picks a law's kernel by it
+    Params = namedtuple("RaisingLawParams", BaseLawParams._fields)
+    mod = pytypes.ModuleType("dqspace_test_raising_law")
+    mod.Law = type(
+        "Law",
+        (BaseController,),
+        {"kernel_params": lambda self: Params(*BaseController.kernel_params(self))},
+    )
+    sys.modules[mod.__name__] = mod
+    register_base_law(mod.Law, Params, raising)
+    try:
+        sc = load_scenario(
+            "station-keeping",
+            [f"base_controller.law={mod.__name__}:Law", "scenario.duration=0.2"],
+        )
+        with pytest.raises(RunFailed) as info:
+            run(sc, progress=False)
+    finally:
+        BASE_LAWS.pop(mod.Law, None)
+        sys.modules.pop(mod.__name__, None)
+    cause = info.value.cause
+    assert "FlightSoftwareError" in cause and "laws stage" in cause and "t = 0.05 s" in cause
+    assert len(info.value.results.data["t"]) == 5  # the ticks before it are kept
