@@ -1,6 +1,6 @@
 """Cold start: the first run on an empty kernel cache, its compile split, and warm runs.
 
-    python benchmarks/bench_cold.py [--duration 20] [--profile]
+    python benchmarks/bench_cold.py [--duration 20] [--profile] [--serial] [--montecarlo]
 
 Each case is a fresh interpreter running ``dqspace run station-keeping`` (plots off) with
 its own throw-away kernel cache (``DQSPACE_CACHE_DIR`` in a temporary folder), in order:
@@ -9,6 +9,11 @@ its own throw-away kernel cache (``DQSPACE_CACHE_DIR`` in a temporary folder), i
 2. warm, the same run again;
 3. sensors on, after 1-2 (what a sensors run adds to a cache that holds the truth run);
 4. warm, sensors on.
+
+``--serial`` adds the cold run compiled in one process (``DQSPACE_COMPILE_PROCESSES=1``,
+another empty cache: what the parallel compile saves, in the same session);
+``--montecarlo`` a first ``dqspace montecarlo`` (4 runs x 1 s, sensors on, 2 workers) on
+its own empty cache, then again warm.
 
 Printed: wall and CPU time of each (CPU: the child's user + system time, which the load of
 a shared machine changes less than the wall time), and the cold/warm ratio.  With
@@ -62,8 +67,8 @@ print(json.dumps({"excl": excl, "count": count}))
 """
 
 
-def _run(args, cache, code=None):
-    env = dict(os.environ, DQSPACE_CACHE_DIR=str(cache))
+def _run(args, cache, code=None, **extra_env):
+    env = dict(os.environ, DQSPACE_CACHE_DIR=str(cache), **extra_env)
     exe = [sys.executable, "-c", code] if code else [sys.executable, "-m", "dqspace.scenarios.cli"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -80,6 +85,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--profile", action="store_true", help="the compile split per module")
+    ap.add_argument(
+        "--serial",
+        action="store_true",
+        help="also the cold run compiled in one process (DQSPACE_COMPILE_PROCESSES=1)",
+    )
+    ap.add_argument(
+        "--montecarlo",
+        action="store_true",
+        help="also a first Monte Carlo, sensors on (4 runs x 1 s, 2 workers), cold and warm",
+    )
     a = ap.parse_args()
     print(machine(), f"load {os.getloadavg()[0]:.2f}")
     sets = ["--set", "outputs.plots=false", "--set", f"scenario.duration={a.duration:g}"]
@@ -94,6 +109,19 @@ def main():
             ("warm, sensors on", [*base, *sensors]),
         ]
         rows = [(label, *_run(args, cache)[:2]) for label, args in cases]
+        if a.serial:
+            one = Path(tmp) / "cache-serial"
+            wall, cpu, _ = _run(base, one, DQSPACE_COMPILE_PROCESSES="1")
+            rows.append(("cold, compiled in one process", wall, cpu))
+        if a.montecarlo:
+            mc_cache = Path(tmp) / "cache-mc"
+            mc = [
+                "montecarlo", "station-keeping", "-n", "4", "--workers", "2", "-q",
+                "--no-fail", "--set", "scenario.duration=1", *sensors,
+            ]  # fmt: skip
+            for label in ("cold Monte Carlo, sensors on", "warm Monte Carlo, sensors on"):
+                wall, cpu, _ = _run([*mc, "--out", str(Path(tmp) / label[:4])], mc_cache)
+                rows.append((label, wall, cpu))
         print(f"{'case':34s} {'wall [s]':>9s} {'CPU [s]':>9s}")
         for label, wall, cpu in rows:
             print(f"{label:34s} {wall:9.1f} {cpu:9.1f}")

@@ -134,3 +134,25 @@ def test_an_exception_in_a_compiled_stage_stops_the_run_naming_the_stage():
     cause = info.value.cause
     assert "FlightSoftwareError" in cause and "laws stage" in cause and "t = 0.05 s" in cause
     assert len(info.value.results.data["t"]) == 5  # the ticks before it are kept
+
+
+@pytest.mark.parametrize(
+    "address, local",
+    [
+        ("tcp://127.0.0.1:8786", True),
+        ("tcp://localhost:40001", True),
+        ("tcp://[::1]:8786", True),
+        ("inproc://10.0.0.2/1234/1", True),
+        ("tcp://10.0.0.7:8786", False),
+        ("tls://scheduler.example.org:8786", False),
+        ("", False),
+    ],
+)
+def test_a_campaign_compiles_in_its_client_only_for_a_scheduler_on_this_machine(address, local):
+    """Workers on this machine share the kernel cache the client fills; remote ones do not."""
+    import types as pytypes
+
+    from dqspace.scenarios.campaigns.sweep import _local
+
+    client = pytypes.SimpleNamespace(scheduler=pytypes.SimpleNamespace(address=address))
+    assert _local(client) is local

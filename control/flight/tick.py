@@ -29,6 +29,12 @@ built-in controllers) or a :data:`~dqspace.control.flight.python_stage.PythonLaw
 :data:`~dqspace.control.flight.python_stage.PythonAllocation`.  A stage in Python runs in
 numba's object mode, inside the same compiled tick: there is one composition, for the
 built-in controllers and for users' code alike.
+
+The three big stages (know, laws, actuate) are kernels of their own, compiled for their
+blocks' types and called through pointers (:data:`Stages`, :class:`~dqspace._jit.
+KernelPointer`): the tick itself stays small, a new kind of navigation recompiles only its
+stage, and a stage that raises returns a status instead (:data:`STAGE_RAISED`,
+:data:`PYTHON_RAISED`).
 """
 
 from __future__ import annotations

@@ -340,9 +340,34 @@ def _run_serial(todo, custom, keep, series, on_done):
         on_done(v, rec, persist=True)
 
 
+def _local(client) -> bool:
+    """True when ``client``'s scheduler runs on this machine (its workers share the kernel
+    cache)."""
+    address = str(getattr(client.scheduler, "address", "") or "")
+    host = address.split("://")[-1].rsplit(":", 1)[0].strip("[]")
+    return address.startswith("inproc://") or host in ("127.0.0.1", "localhost", "::1")
+
+
+def _compile_once(config):
+    """Compile the kernels a run of ``config`` needs in this process, before the workers
+    start running (on a cold cache they would all compile the same kernels at once);
+    nothing when they are cached.  A configuration that fails to build is left to the
+    worker that runs it (it reports the error)."""
+    if config["scenario"]["kind"] == "open_loop":
+        return
+    from ..sim.closed_loop import ClosedLoop  # the simulation: loaded when a campaign runs
+
+    try:
+        ClosedLoop(config).compile()
+    except Exception as exc:  # noqa: BLE001 (reported by the run itself)
+        log.debug("compiling before the workers run: %s", exc)
+
+
 def _run_dask(client, todo, custom, keep, series, on_done):
     from distributed import as_completed  # Dask: loaded when a sweep runs
 
+    if todo and _local(client):
+        _compile_once(todo[0].scenario.config)
     futures = {}
     for v in todo:
         fut = client.submit(

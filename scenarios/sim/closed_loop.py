@@ -82,16 +82,7 @@ class ClosedLoop:
         every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
         # ticks per compiled call at most: 1 s simulated, and a tenth of the run (progress)
         span = max(1, min(int(round(CHUNK_SECONDS / period)), math.ceil(N / 10)))
-        self.q, self.v = sy.q0.copy(), sy.v0.copy()
-        n, S, K, W = sy.arm_info.n, self.S, self.K, self.W
-        # the commands the plant holds before the first tick decides any (with a
-        # computation delay): no torque, thrusters off
-        self.held = command_arrays(n, S, K, W)
-        if S:
-            self.held.off_level[:] = off_level(sy.thrusters)
-        self.fresh = command_arrays(n, S, K, W)
-        self.health = sy.thrusters
-        self.block = self.plant.block()
+        self._prepare()
         # on a cold kernel cache, the stages and the loop compile in parallel processes
         precompile(self.kernel_jobs())
         k = 0
@@ -119,6 +110,27 @@ class ClosedLoop:
             k = k1
             if (k - 1) % every == 0 and 0 < k - 1 < N:
                 checkpoint()
+
+    def _prepare(self):
+        """The run's state: the plant's, the commands held, the plant block."""
+        sy = self.sy
+        self.q, self.v = sy.q0.copy(), sy.v0.copy()
+        n, S, K, W = sy.arm_info.n, self.S, self.K, self.W
+        # the commands the plant holds before the first tick decides any (with a
+        # computation delay): no torque, thrusters off
+        self.held = command_arrays(n, S, K, W)
+        if S:
+            self.held.off_level[:] = off_level(sy.thrusters)
+        self.fresh = command_arrays(n, S, K, W)
+        self.health = sy.thrusters
+        self.block = self.plant.block()
+
+    def compile(self) -> None:
+        """Compile (or load from the kernel cache) what :meth:`simulate` runs, without
+        simulating: on a cold cache, in parallel processes (a campaign does this once in
+        its client before its workers run)."""
+        self._prepare()
+        precompile(self.kernel_jobs())
 
     def _tables(self, k0, k1, rng):
         """Per tick of ``k0 .. k1 - 1``: the references and the disturbance wrench on the
@@ -164,8 +176,8 @@ class ClosedLoop:
 
     def kernel_jobs(self) -> list:
         """``(kernel, signature)`` of the run's independent kernels: the tick's stages and
-        the loop (what :func:`~dqspace._precompile.precompile` compiles in parallel); after
-        :meth:`simulate` has set the run up."""
+        the loop (what :func:`~dqspace._precompile.precompile` compiles in parallel); once
+        the run is set up (:meth:`simulate`, :meth:`compile`)."""
         sy = self.sy
         R = loop.record_arrays(
             1, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
