@@ -381,7 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "One result directory: its standard figures. Several: comparison.png, the runs "
             "overlaid and labelled by what differs between their scenarios (written to "
-            "--out, default <parent of the first>/comparison). A sweep directory: "
+            "--out, default <parent of the first>/comparison-<first>-vs-<second>...: one "
+            "folder per set of results compared). A sweep directory: "
             "sweep_tradeoff.png (metrics vs the swept parameter) and sweep_pareto.png. A "
             "Monte Carlo directory: montecarlo.png (histograms) and montecarlo_envelopes.png "
             "(percentile bands over time)."

@@ -16,7 +16,9 @@ matplotlib, plotly, Dask and the robust tuning (Optuna; its command is
 command never pays for another's.
 """
 
+import hashlib
 import logging
+import re
 import time
 from importlib import resources
 from pathlib import Path
@@ -223,7 +225,16 @@ def cmd_run(args) -> int:
     wall = time.perf_counter() - t0
     files = _write_outputs(res, out, cfg)
     duration = cfg["scenario"]["duration"]
-    print(f"done: {duration:g} s simulated in {wall:.1f} s wall ({duration / wall:.1f}x real time)")
+    loop_time = res.manifest.get("loop_time")
+    loop = (
+        f"; the simulation loop alone {loop_time:.2f} s ({duration / loop_time:.0f}x real time)"
+        if loop_time
+        else ""
+    )
+    print(
+        f"done: {duration:g} s simulated in {wall:.1f} s wall, the whole command "
+        f"({duration / wall:.1f}x real time: start-up, compiling, recording, writing){loop}"
+    )
     metrics = res.manifest.get("metrics")
     table = []
     if metrics:
@@ -431,13 +442,24 @@ def cmd_plot(args) -> int:
         from .figures.campaign_plots import plot_runs, save  # matplotlib
 
         results = [Results.load(p) for p in paths]
-        out = Path(args.out) if args.out else paths[0].parent / "comparison"
+        out = Path(args.out) if args.out else paths[0].parent / _comparison_name(paths)
         fig = plot_runs(results, names=[p.name or str(p) for p in paths])
         files = save(fig, out / "comparison", formats)
     if not files:
         raise UserError(f"{args.result[0]}: nothing to plot in this result")
     print("wrote " + ", ".join(str(p) for p in files))
     return OK
+
+
+def _comparison_name(paths) -> str:
+    """The default folder of a comparison of ``paths``: named after the results compared
+    (another set of results never overwrites it), at most 120 characters."""
+    names = [re.sub(r"[^A-Za-z0-9._-]+", "_", Path(p).resolve().name) or "result" for p in paths]
+    name = "comparison-" + "-vs-".join(names)
+    if len(name) > 120:  # many or long names: a digest keeps it unique
+        digest = hashlib.sha256("\0".join(map(str, paths)).encode()).hexdigest()[:12]
+        name = f"{name[:100]}-{digest}"
+    return name
 
 
 def _plot_campaign(directory, args, formats):

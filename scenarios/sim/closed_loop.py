@@ -14,6 +14,7 @@ those of :data:`~dqspace.scenarios.sim.series.CLOSED_LOOP`.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -72,6 +73,9 @@ class ClosedLoop:
         self.spec = spec(CLOSED_LOOP, self.sizes)
         self._kernel = None
         self.t = 0.0
+        #: [s] wall time spent in the compiled loop (the simulation itself: no start-up,
+        #: compiling, recording or writing)
+        self.loop_time = 0.0
 
     def simulate(self, rec, checkpoint, bar):
         cfg, sy, period = self.cfg, self.sy, self.period
@@ -193,9 +197,11 @@ class ClosedLoop:
         args = self._loop_arguments(k0, k1, tables, R, out)
         if self._kernel is None:  # typed once a run (the arguments keep their types)
             self._kernel = loop.closed_loop.dispatcher(*args)
+        t0 = time.perf_counter()
         try:
             self._kernel(*args)
         finally:
+            self.loop_time += time.perf_counter() - t0
             self.t = int(out[3]) * self.period
         status = int(out[0])
         if status == loop.OK:

@@ -35,7 +35,9 @@ terminal; otherwise INFO lines through :mod:`logging` (logger ``"dqspace.run"``)
 
 The manifest also records the metrics (closed loop), ``degraded`` (one line per
 degradation: VSCMG steering saturation, thrust allocation falling short; events mark when
-each began), ``wall_time`` [s], ``real_time_factor``, ``python``, ``dependencies`` and
+each began), ``wall_time`` [s] and ``real_time_factor`` (the whole call: start-up,
+compiling, recording, writing), ``loop_time`` [s] and ``loop_real_time_factor`` (the
+closed loop's compiled calls alone), ``python``, ``dependencies`` and
 ``machine``.
 """
 
@@ -504,5 +506,9 @@ def _annotate(sim, res, t_wall):
     t_end = float(res.t[-1]) if n else 0.0
     m["wall_time"] = wall
     m["real_time_factor"] = t_end / wall if wall > 0 else None
+    loop_time = getattr(sim, "loop_time", None)  # the closed loop's compiled calls only
+    if loop_time is not None:
+        m["loop_time"] = loop_time
+        m["loop_real_time_factor"] = t_end / loop_time if loop_time > 0 else None
     m.update(_environment())
     return res

@@ -113,6 +113,21 @@ def test_dqspace_plot_of_several_runs_writes_the_comparison(two_runs, tmp_path, 
     assert "comparison.png" in capsys.readouterr().out
 
 
+def test_comparisons_of_different_runs_go_to_different_folders(two_runs, capsys):
+    """`dqspace plot A B` overwrote <parent>/comparison/ whatever A and B were: each set of
+    results now has its own default folder (named after them), so a comparison of other runs
+    leaves an earlier one alone."""
+    soft, stiff = two_runs
+    assert main(["plot", str(soft), str(stiff), "--formats", "png"]) == 0
+    first = soft.parent / "comparison-soft-vs-stiff" / "comparison.png"
+    assert first.read_bytes()[:4] == b"\x89PNG"
+    before = first.read_bytes()
+    assert main(["plot", str(stiff), str(soft), "--formats", "png"]) == 0
+    second = soft.parent / "comparison-stiff-vs-soft" / "comparison.png"
+    assert second.is_file() and first.read_bytes() == before
+    assert str(second) in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------ sweeps
 
 

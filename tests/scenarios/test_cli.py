@@ -195,3 +195,21 @@ def test_ctrl_c_outside_a_run_is_one_line_not_a_traceback(monkeypatch, capsys):
     assert main(["list"]) == 1
     err = capsys.readouterr().err
     assert err.strip() == "dqspace: error: interrupted (Ctrl-C)" and "Traceback" not in err
+
+
+def test_run_prints_the_real_time_factor_of_the_command_and_of_the_loop(tmp_path, capsys):
+    """The console printed one real-time factor for the whole call (start-up, compiling,
+    writing) against the README's for the loop: both are printed, named, and the manifest
+    keeps both (the loop's is the larger: it is part of the call)."""
+    from dqspace.scenarios.store.results import Results
+
+    out = tmp_path / "r"
+    argv = ["run", "station-keeping", "--set", "scenario.duration=0.5", "--set",
+            "outputs.plots=false", "--no-fail", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "the whole command" in text and "the simulation loop alone" in text
+    m = Results.load(out).manifest
+    assert 0 < m["loop_time"] < m["wall_time"]
+    assert m["loop_real_time_factor"] > m["real_time_factor"] > 0
+    assert abs(m["loop_real_time_factor"] * m["loop_time"] - 0.5) < 1e-9
