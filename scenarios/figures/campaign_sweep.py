@@ -68,6 +68,13 @@ def _axis_values(df, key):
     return np.array([cats.index(value_label(v)) for v in values], float), cats, key
 
 
+def _order(v):
+    """A sort key of a swept value: numbers (and vectors of equal components) by value,
+    before anything else, which is ordered by its label."""
+    n = _numeric(v)
+    return (0, n, "") if n is not None else (1, 0.0, value_label(v))
+
+
 def _scenario_unit(key):
 
     sec, _, name = key.partition(".")
@@ -102,6 +109,11 @@ def plot_sweep_tradeoff(df, base_config: Mapping | None = None, metrics=TRADEOFF
         else:
             g = "; ".join(f"{k}={value_label(df[k].iloc[i])}" for k in others) or "all variants"
         groups.setdefault(g, []).append(i)
+    # one line per value of the other keys, in the values' order (numbers by value: 30, 60,
+    # 120, not the order the rows came in)
+    groups = dict(
+        sorted(groups.items(), key=lambda kv: [_order(df[k].iloc[kv[1][0]]) for k in others])
+    )
     failed = _failed(df)
     name = (base_config or {}).get("scenario", {}).get("name", "sweep")
     title = f"{name}: sweep trade-off, {len(df)} variants" + (
@@ -149,11 +161,12 @@ def plot_sweep_tradeoff(df, base_config: Mapping | None = None, metrics=TRADEOFF
             )
         if np.isfinite(y).any():
             best = int(np.nanargmin(y))
-            parts.insert(
-                0,
-                f"best {format_number(y[best])} {du} at {xlabel.split(' ')[0]} = "
-                f"{value_label(df[keys[0]].iloc[best]) if keys else best}",
-            )
+            at = (
+                ", ".join(f"{k} = {value_label(df[k].iloc[best])}" for k in keys)
+                if keys
+                else f"row {best}"
+            )  # every swept key: the best variant, not the best value of the first key
+            parts.insert(0, f"best {format_number(y[best])} {du} at {at}")
         ax.set_title("; ".join(parts), loc="left", fontsize="small")
         ax.set_ylabel(f"{m}\n[{du}]")
         ax.grid(True, alpha=0.3)

@@ -176,6 +176,32 @@ def test_tradeoff_plots_each_metric_against_the_swept_value_with_requirements():
     _legend_right_of_axes(fig)
 
 
+def test_with_two_swept_keys_the_best_names_both_and_the_lines_follow_the_values():
+    """The "best ... at" line named only the first key, and the lines (and legend) of the
+    second key came in the rows' order (60, 120, 30)."""
+    rows = []
+    for rate in (60, 120, 30):  # the order the variants ran in
+        for kp in (300.0, 600.0):
+            rows.append(
+                {"variant": f"v{rate}-{kp:g}", KP: (kp, kp, kp), "control.rate": rate,
+                 "base_pos_err_max": 1e-3 * kp / rate, "base_att_err_max": 0.02,
+                 "ee_max": 1e-5, "total_impulse": 10.0, "run_time": 1.0, "error": None}
+            )  # fmt: skip
+    df = pd.DataFrame(rows)
+    assert C.swept_keys(df) == [KP, "control.rate"]
+    fig = _drawn(C.plot_sweep_tradeoff(df, {"scenario": {"name": "sk"}}))
+    ax = fig.axes[0]
+    lines = [ln for ln in ax.get_lines() if ln.get_gid() == "variants"]
+    assert [ln.get_label() for ln in lines] == ["30", "60", "120"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[:3] == ["30", "60", "120"]
+    # the smallest error: kp 300 at rate 120 (0.3 / 120 m = 2.5 mm)
+    title = ax.get_title(loc="left")
+    assert re.search(
+        rf"best 2\.5 mm at {re.escape(KP)} = \[300, 300, 300\], control\.rate = 120", title
+    )
+
+
 def _dominated(a, b, i):
     return any(
         a[j] <= a[i] and b[j] <= b[i] and (a[j] < a[i] or b[j] < b[i]) for j in range(len(a))
