@@ -163,7 +163,13 @@ def start(jobs, *, processes: int | None = None, keep: int = 0) -> Compiling:
     if rest and processes > 1 and len(missing) > 1:
         n = min(processes - 1, len(rest))
         children = [c for c in (_spawn(rest[i::n]) for i in range(n)) if c is not None]
-        log.info("compiling %d kernels (cold cache) in %d more processes", len(rest), len(children))
+    if missing:  # a new kind of run on a warm cache compiles too: say so, whatever the notice
+        names = ", ".join(sorted({k.py_func.__name__.strip("_") for k, _ in missing}))
+        log.info(
+            "compiling %d kernels not in the kernel cache yet (%s) in %d processes: "
+            "up to a minute on 2 cores, once",
+            len(missing), names, len(children) + (1 if keep or not children else 0),
+        )  # fmt: skip
     return Compiling(jobs, missing[:keep] if children else [], children)
 
 

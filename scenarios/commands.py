@@ -67,7 +67,7 @@ def _compile_notice(what="the run"):
     if not caches_are_warm():
         log.info(
             "compiling the numba kernels before %s: first run of this installation only, "
-            "about two minutes on 2 cores (cached in %s)",
+            "about a minute on 2 cores (cached in %s)",
             what,
             cache_dir(),
         )

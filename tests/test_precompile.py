@@ -21,7 +21,13 @@ CHILD = textwrap.dedent(
     x = np.arange(1.0, 4.0)
     jobs = [(pk.scaled_sum, pk.scaled_sum.signature(x, 2.0)),
             (pk.product, pk.product.signature(x, 2.0))]
-    if mode == "probe":
+    if mode == "notice":
+        import logging
+        logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+        pc.precompile(jobs, processes=2)
+        pc.precompile(jobs, processes=2)  # warm: says nothing
+        print(json.dumps("done"))
+    elif mode == "probe":
         print(json.dumps([pc.is_cached(k, s) for k, s in jobs]))
     elif mode == "precompile":
         pc.precompile(jobs, processes=2)
@@ -156,3 +162,17 @@ def test_a_campaign_compiles_in_its_client_only_for_a_scheduler_on_this_machine(
 
     client = pytypes.SimpleNamespace(scheduler=pytypes.SimpleNamespace(address=address))
     assert _local(client) is local
+
+
+def test_compiling_kernels_not_yet_cached_is_announced_once(cold_env):
+    """A new kind of run on an otherwise warm cache compiled for a minute in silence (the
+    start-up notice looks at the cache as a whole): whatever must compile is announced, by
+    name, when it starts; nothing is said when it is cached."""
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, "notice"], cwd=ROOT, env=cold_env, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = [ln for ln in out.stdout.splitlines() if "not in the kernel cache yet" in ln]
+    assert len(lines) == 1, out.stdout
+    assert "compiling 2 kernels" in lines[0] and "product, scaled_sum" in lines[0]
