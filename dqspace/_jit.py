@@ -25,6 +25,7 @@ __all__ = [
     "lazy_njit",
     "compiled",
     "KernelPointer",
+    "dispatcher_for",
     "SignatureOnFirstCall",
     "signature_on_first_call",
 ]
@@ -109,9 +110,7 @@ class KernelPointer(types.WrapperAddressProtocol):
         # resolved at the first call (compiled, or loaded from the cache, then), not when
         # made: a caller can be typed, and compiled, before the kernel is
         if self._addr is None:
-            t = self._target
-            d = t.compile(self._sig) if isinstance(t, SignatureOnFirstCall) else compiled(t)
-            self._addr = _get_wrapper_address(d, self._sig)
+            self._addr = _get_wrapper_address(dispatcher_for(self._target, self._sig), self._sig)
         return self._addr
 
     def signature(self):
@@ -177,6 +176,13 @@ class SignatureOnFirstCall:
 
     def __call__(self, *args):
         return self.dispatcher(*args)(*args)
+
+
+def dispatcher_for(kernel, sig):
+    """numba's dispatcher of ``kernel`` for ``sig``, compiled or loaded from the cache now:
+    a :class:`SignatureOnFirstCall` compiles for ``sig``; a :class:`LazyKernel` (its
+    signature fixed) or a numba dispatcher is what it is."""
+    return kernel.compile(sig) if isinstance(kernel, SignatureOnFirstCall) else compiled(kernel)
 
 
 def signature_on_first_call(fixed, returns=None, **options):

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from ._jit import LazyKernel, SignatureOnFirstCall
+from ._jit import LazyKernel, SignatureOnFirstCall, dispatcher_for
 
 __all__ = ["precompile", "start", "Compiling", "is_cached", "compile_processes"]
 
@@ -61,14 +61,6 @@ def _locate(kernel):
         if value is kernel:
             return module.__name__, name
     raise LookupError(f"{kernel!r} is not a module attribute")
-
-
-def _compile(kernel, sig):
-    """``kernel`` (a SignatureOnFirstCall, or a LazyKernel whose signature is fixed) for
-    ``sig``, compiled or loaded from the cache now."""
-    if isinstance(kernel, LazyKernel):
-        return kernel.dispatcher
-    return kernel.compile(sig)
 
 
 def is_cached(kernel, sig) -> bool:
@@ -107,7 +99,7 @@ class Compiling:
         should a child have failed) every job."""
         try:
             for kernel, sig in self._kept:
-                _compile(kernel, sig)
+                dispatcher_for(kernel, sig)
         except BaseException:
             self.cancel()
             raise
@@ -121,7 +113,7 @@ class Compiling:
             log.debug("compiling children done in %.1f s", time.perf_counter() - self._t0)
         self._children = []
         for kernel, sig in self.jobs:
-            _compile(kernel, sig)
+            dispatcher_for(kernel, sig)
 
     def cancel(self) -> None:
         """Stop the children (what they have cached stays valid)."""
@@ -191,7 +183,7 @@ def _child() -> int:
     for module, name, sig in pickle.loads(sys.stdin.buffer.read()):
         obj = getattr(importlib.import_module(module), name)
         if isinstance(obj, (LazyKernel, SignatureOnFirstCall)):
-            _compile(obj, sig)
+            dispatcher_for(obj, sig)
     return 0
 
 

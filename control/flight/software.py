@@ -140,6 +140,20 @@ class FlightSoftware:
         :func:`~dqspace._precompile.precompile` takes)."""
         return [(p.kernel, p.signature()) for p in self.params.stages]
 
+    def stage_error(self, status: int, t: float) -> BaseException | None:
+        """The error a tick's ``status`` at ``t`` [s] stands for when a stage raised: the
+        Python stage's own exception, or a :class:`FlightSoftwareError` naming the compiled
+        stage; None for any other status."""
+        if status == PYTHON_RAISED:
+            return self.take_error() or RuntimeError("a Python stage of the tick failed")
+        if status in STAGE_RAISED:
+            return FlightSoftwareError(
+                f"the flight software's {STAGE_RAISED[status]} stage raised an error in "
+                f"compiled code at t = {t:.6g} s (compiled code does not keep the message: a "
+                "singular matrix, or an error a compiled controller raised)"
+            )
+        return None
+
     def take_error(self) -> BaseException | None:
         """The exception a stage in Python (a user's controllers, a Python allocator) raised
         in the last tick that stopped with ``PYTHON_RAISED``, or None; cleared."""
@@ -188,13 +202,8 @@ class FlightSoftware:
         q = np.ascontiguousarray(q, dtype=float)
         v = np.ascontiguousarray(v, dtype=float)
         status = tick(self.params, self.state, self.work, float(t), q, v, arm[0], base[0], cmd)
-        if status == PYTHON_RAISED:
-            raise self.take_error()
-        if status in STAGE_RAISED:
-            raise FlightSoftwareError(
-                f"the flight software's {STAGE_RAISED[status]} stage raised an error in "
-                f"compiled code at t = {float(t):.6g} s (compiled code does not keep the message: "
-                "a singular matrix, or an error a compiled controller raised)"
-            )
+        error = self.stage_error(status, float(t))
+        if error is not None:
+            raise error
         w = self.work
         return TickOutput(int(status), _copy(w.est), _copy(w.law), _copy(w.act), cmd)

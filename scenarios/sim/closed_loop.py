@@ -20,7 +20,6 @@ import numpy as np
 
 from ..._precompile import precompile, start
 from ...control.flight.interfaces import command_arrays
-from ...control.flight.software import FlightSoftwareError
 from ...multibody import IntegrationError
 from ..build.describe import figure_facts
 from ..build.devices import thruster_faults
@@ -86,9 +85,7 @@ class ClosedLoop:
         every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
         # ticks per compiled call at most: 1 s simulated, and a tenth of the run (progress)
         span = max(1, min(int(round(CHUNK_SECONDS / period)), math.ceil(N / 10)))
-        self._prepare()
-        # on a cold kernel cache, the stages and the loop compile in parallel processes
-        precompile(self.kernel_jobs())
+        self.compile()
         k = 0
         while k <= N:
             t = self.t = k * period
@@ -134,7 +131,9 @@ class ClosedLoop:
         simulating: on a cold cache, in parallel processes (a campaign does this once in
         its client before its workers run)."""
         self._prepare()
-        precompile(self.kernel_jobs())
+        jobs = self.kernel_jobs()  # the loop first: this process compiles it
+        precompile(jobs)
+        self._kernel = loop.closed_loop.compile(jobs[0][1])
 
     def _tables(self, k0, k1, rng):
         """Per tick of ``k0 .. k1 - 1``: the references and the disturbance wrench on the
@@ -195,8 +194,6 @@ class ClosedLoop:
         """The chunk in one compiled call; returns the error that stopped it, or None."""
         fl, pl = self.flight, self.plant
         args = self._loop_arguments(k0, k1, tables, R, out)
-        if self._kernel is None:  # typed once a run (the arguments keep their types)
-            self._kernel = loop.closed_loop.dispatcher(*args)
         t0 = time.perf_counter()
         try:
             self._kernel(*args)
@@ -206,14 +203,9 @@ class ClosedLoop:
         status = int(out[0])
         if status == loop.OK:
             return None
-        if status == loop.PYTHON_RAISED:
-            return fl.take_error() or RuntimeError("a Python stage of the tick failed")
-        if status in loop.STAGE_RAISED:
-            return FlightSoftwareError(
-                f"the flight software's {loop.STAGE_RAISED[status]} stage raised an error in "
-                f"compiled code at t = {self.t:.6g} s (compiled code does not keep the message: a "
-                "singular matrix, or an error a compiled controller raised)"
-            )
+        error = fl.stage_error(status, self.t)
+        if error is not None:
+            return error
         if status in (loop.WRENCH_NONFINITE, loop.TORQUE_NONFINITE):
             what = "base wrench" if status == loop.WRENCH_NONFINITE else "arm torque"
             return IntegrationError(f"the {what} turned non-finite at t = {self.t:.6g} s")

@@ -28,6 +28,10 @@ from .loop import PlantBlock
 __all__ = ["Plant", "kernel_jobs"]
 
 
+#: the integration loop as the compiled loop calls it (one kernel for every run)
+_INTEGRATE = KernelPointer(_sim.rk4_loop, _sim.RK4_LOOP_SIG)
+
+
 def kernel_jobs() -> list:
     """``(kernel, signature)`` of the plant's kernels whose signature is fixed (the
     boundary's callback, the integration loop) and this process has not compiled yet (what
@@ -188,9 +192,8 @@ class Plant:
         the valves' state (shared with this object)."""
         ints, reals = self.sy.plant.packed
         inputs = resolve_inputs(compiled(_inputs.closed_loop_inputs))
-        integrate = KernelPointer(_sim.rk4_loop, _sim.RK4_LOOP_SIG)
         return PlantBlock(
-            integrate, ints, reals, self.sy.plant.gravity, inputs,
+            _INTEGRATE, ints, reals, self.sy.plant.gravity, inputs,
             self.params, self.mem, self.dt, self.steps, self.valves, self.valve_carry,
             self.tail_level, np.zeros(self.sy.plant.nv),
         )  # fmt: skip
