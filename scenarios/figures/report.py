@@ -20,13 +20,12 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import os
 import tempfile
 from pathlib import Path
 
 from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
-from ..campaigns.montecarlo import scenario_requirements
+from ..campaigns.montecarlo import read_summary, scenario_requirements
 from ..campaigns.verdicts import judge_run
 from ..sim.metrics import METRICS
 from ..spec.config import dumps_toml
@@ -363,7 +362,7 @@ def build_campaign_report(directory: str | os.PathLike) -> str:
     (histograms, envelopes, tornado) embedded, the dispersions; self-contained as
     :func:`build_report`."""
     directory = Path(directory)
-    info = json.loads((directory / "montecarlo.json").read_text(encoding="utf-8"))
+    info = read_summary(directory)  # checked: ResultError naming the file
     req = info.get("requirements", [])
     if req and not all("status" in r for r in req):
         raise ValueError(

@@ -1,0 +1,290 @@
+"""A damaged directory someone sent you is one clear error naming the file, never
+"unexpected" (issue 25).  For each kind of received directory (a run's result, a sweep, a
+Monte Carlo campaign, a tuning) and each kind of damage (a file of the wrong top-level
+type, a missing key, a value of the wrong type, nesting 100000 deep, garbage bytes, a
+truncated file, sample times that are not finite or not increasing, a series of the wrong
+length), every reader: ``dqspace plot``, ``dqspace report``, ``dqspace animate`` where it
+applies, and the Python loaders."""
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from dqspace.scenarios import Results, load_scenario, run
+from dqspace.scenarios.campaigns.montecarlo import load_envelope_series, montecarlo, read_summary
+from dqspace.scenarios.campaigns.sweep import sweep
+from dqspace.scenarios.cli import main
+from dqspace.scenarios.figures.campaign_plots import plot_montecarlo
+from dqspace.scenarios.figures.campaign_tuning import plot_tuning, read_tuning
+from dqspace.scenarios.store.received import ResultError
+from dqspace.scenarios.store.sweep_store import load_sweep, read_sweep_manifest
+
+SHORT = ["scenario.duration=0.2", "outputs.plots=false"]
+DEEP = "[" * 100_000 + "]" * 100_000
+GARBAGE = bytes(range(256)) * 8
+
+
+def tuning_doc():
+    """A ``tuning.json`` of two candidates, as ``dqspace tune`` writes it."""
+
+    def constraint(metric, source, margin):
+        return {"metric": metric, "op": "<=", "limit": 0.001, "percentile": 99.0,
+                "confidence": 0.95, "source": source, "estimate": 1e-5, "bound": None,
+                "value": 1e-5, "judged_on": "sample", "status": "MET", "margin": margin,
+                "reason": "within the limit"}  # fmt: skip
+
+    def candidate(i):
+        return {"number": i, "trial": i, "params": {"base_controller.kp_trans": 500.0 + i},
+                "overrides": {"base_controller.kp_trans": [500.0 + i] * 3},
+                "objective": 0.01 * (i + 1),
+                "constraints": [constraint("base_pos_err_max", "requirement", -0.9),
+                                constraint("failed_runs", "implicit", 0.0)],
+                "feasible": True, "violation": 0.0, "n_runs": 3, "n_failed": 0,
+                "runs_run": 3, "runs_reused": 0, "wall_time": 1.0, "directory": None}  # fmt: skip
+
+    return {"settings": {"objective": {"metric": "total_impulse", "stat": "P50"}, "n": 3,
+                         "seed": 0},
+            "scenario": "station-keeping", "budget": 2, "feasible": True, "best": 0,
+            "closest": 0, "notes": [], "candidates": [candidate(0), candidate(1)]}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def received(tmp_path_factory):
+    """One directory of each kind, as a run, a sweep, a campaign and a tuning write them."""
+    root = tmp_path_factory.mktemp("received")
+    sc = load_scenario("station-keeping", SHORT)
+    run(sc, out=root / "run", progress=False)
+    samples = [{"base_controller.kp_trans": [500.0] * 3}, {"base_controller.kp_trans": [800.0] * 3}]
+    sweep(sc, samples=samples, out=root / "sweep", scheduler="synchronous", progress=False)
+    montecarlo(sc, 3, seed=1, out=root / "mc", scheduler="synchronous", progress=False)
+    (root / "tune").mkdir()
+    (root / "tune" / "tuning.json").write_text(json.dumps(tuning_doc()))
+    return root
+
+
+# ------------------------------------------------------------------ damages
+
+
+def _edit(path, change):
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps(change(doc) or doc))
+
+
+def _set(*keys, value):
+    """A change of a JSON document: ``doc[k0][k1]... = value``."""
+
+    def change(doc):
+        d = doc
+        for k in keys[:-1]:
+            d = d[k]
+        d[keys[-1]] = value
+
+    return change
+
+
+def _drop(*keys):
+    def change(doc):
+        d = doc
+        for k in keys[:-1]:
+            d = d[k]
+        del d[keys[-1]]
+
+    return change
+
+
+def _deep_inside(path):
+    doc = json.loads(path.read_text())
+    doc["padding"] = "@@"
+    path.write_text(json.dumps(doc).replace('"@@"', DEEP))
+
+
+def _json_damages(required, wrong):
+    """The damages of a JSON file: ``required`` a key path it needs, ``wrong`` a change
+    giving a value of the wrong type."""
+    return {
+        "wrong top-level type": lambda p: p.write_text("[1, 2, 3]"),
+        "missing key": lambda p: _edit(p, _drop(*required)),
+        "wrong value type": lambda p: _edit(p, wrong),
+        "deep nesting": lambda p: p.write_text(DEEP),
+        "deep nesting inside": _deep_inside,
+        "garbage bytes": lambda p: p.write_bytes(GARBAGE),
+        "truncated": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    }
+
+
+def _rewrite_npz(path, change):
+    """Rewrite an archive's arrays with ``change``; a result's manifest records the new
+    file (a consistent pair: what is damaged is what is read)."""
+    with np.load(path) as z:
+        data = {k: z[k] for k in z.files}
+    data = change(data) or data
+    np.savez(path, **data)
+    _record(path)
+
+
+def _record(npz):
+    manifest = npz.parent / "manifest.json"
+    if npz.name == "result.npz":
+        raw = npz.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
+        _edit(manifest, lambda m: m["data"].update(bytes=len(raw), sha256=digest))
+
+
+def _set_t(i, value=None):
+    """Sample i of ``t`` set to ``value`` (None: before the sample before it)."""
+
+    def change(d):
+        t = d["t"].copy()
+        t[i] = value if value is not None else t[i - 1] - 1.0
+        d["t"] = t
+
+    return change
+
+
+def _shorter(name):
+    def change(d):
+        d[name] = d[name][:-1]
+
+    return change
+
+
+def _npz_damages(series):
+    return {
+        "garbage bytes": lambda p: (p.write_bytes(GARBAGE), _record(p)),
+        "truncated": lambda p: (p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), _record(p)),
+        "non-finite t": lambda p: _rewrite_npz(p, _set_t(3, np.nan)),
+        "infinite t": lambda p: _rewrite_npz(p, _set_t(-1, np.inf)),
+        "decreasing t": lambda p: _rewrite_npz(p, _set_t(5)),
+        "wrong-length series": lambda p: _rewrite_npz(p, _shorter(series)),
+        "Python objects": lambda p: _rewrite_npz(
+            p, lambda d: d.update({series: np.array([{}] * len(d["t"]), dtype=object)})
+        ),
+    }
+
+
+#: kind of directory -> file -> damage -> what it does to the file
+CASES = {
+    "run": {
+        "manifest.json": {
+            **_json_damages(("n_samples",), _set("events", value="boom")),
+            "wrong value type in the scenario": lambda p: _edit(
+                p, _set("scenario", "scenario", "duration", value="long")
+            ),
+            "wrong value type in the metrics": lambda p: _edit(p, _set("metrics", value=[1, 2])),
+            "unknown status": lambda p: _edit(p, _set("status", value=7)),
+            "wrong value type in an event": lambda p: _edit(
+                p, _set("events", value=[{"t": "soon", "event": "x"}])
+            ),
+            "wrong value type in the system": lambda p: _edit(p, _set("system", value="x")),
+        },
+        "result.npz": _npz_damages("base_pos_err"),
+    },
+    "mc": {
+        "montecarlo.json": {
+            **_json_damages(("requirements",), _set("n", value="three")),
+            "wrong value type in a requirement": lambda p: _edit(
+                p, _set("requirements", 0, "metric", value=5)
+            ),
+            "unknown metric in a requirement": lambda p: _edit(
+                p, _set("requirements", 0, "metric", value="no_such_metric")
+            ),
+            "missing key in a requirement": lambda p: _edit(p, _drop("requirements", 0, "reason")),
+            "wrong value type in the percentiles": lambda p: _edit(
+                p, _set("percentiles", value=[1])
+            ),
+            "wrong value type in the sensitivity": lambda p: _edit(
+                p, _set("sensitivity", "metrics", value=3)
+            ),
+        },
+        "series.npz": {
+            **_npz_damages("ee_max"),
+            "no t": lambda p: _rewrite_npz(p, lambda d: {"x": d["ee_max"]}),
+            "a 2-D series": lambda p: _rewrite_npz(p, _set("ee_max", value=np.zeros((200, 2)))),
+        },
+    },
+    "sweep": {
+        "sweep.json": {
+            **_json_damages(("format",), _set("base", value=5)),
+            "wrong value type in the base scenario": lambda p: _edit(
+                p, _set("base", "scenario", "duration", value="long")
+            ),
+        },
+    },
+    "tune": {
+        "tuning.json": {
+            **_json_damages(("candidates",), _set("candidates", 0, "constraints", value=5)),
+            "unknown objective metric": lambda p: _edit(
+                p, _set("settings", "objective", "metric", value="nope")
+            ),
+            "best not a candidate": lambda p: _edit(p, _set("best", value=99)),
+        },
+    },
+}
+#: the read commands of each kind of directory
+COMMANDS = {
+    "run": (["plot"], ["report"], ["animate", "--frames", "3"]),
+    "mc": (["plot"], ["report"]),
+    "sweep": (["plot"],),
+    "tune": (),
+}
+#: the Python loaders of each file
+LOADERS = {
+    "manifest.json": (Results.load,),
+    "result.npz": (Results.load,),
+    "montecarlo.json": (read_summary, plot_montecarlo),
+    "series.npz": (load_envelope_series, plot_montecarlo),
+    "sweep.json": (load_sweep, read_sweep_manifest),
+    "tuning.json": (read_tuning, plot_tuning),
+}
+PARAMS = [
+    pytest.param((kind, file, damage), id=f"{kind}-{file}-{damage}")
+    for kind, files in CASES.items()
+    for file, damages in files.items()
+    for damage in damages
+]
+
+
+def _target(d, file):
+    if file == "series.npz":
+        return sorted((d / "variants").glob("*/series.npz"))[0]
+    return d / file
+
+
+@pytest.fixture
+def damaged(received, tmp_path, request):
+    kind, file, damage = request.param
+    d = tmp_path / kind
+    shutil.copytree(received / kind, d)
+    path = _target(d, file)
+    CASES[kind][file][damage](path)
+    return kind, d, path
+
+
+@pytest.mark.parametrize("damaged", PARAMS, indirect=True)
+def test_every_read_command_names_the_damaged_file_and_exits_2(damaged, capsys, tmp_path):
+    kind, d, path = damaged
+    for command in COMMANDS[kind]:
+        out = tmp_path / f"out-{command[0]}"
+        suffix = {"animate": "animation.html", "report": "report.html"}.get(command[0])
+        argv = [command[0], str(d), *command[1:], "--out", str(out / suffix if suffix else out)]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2, (argv, err)
+        assert str(path) in err, (argv, err)
+        assert "unexpected" not in err and "Traceback" not in err, err
+        assert not out.exists() or not any(out.iterdir()), "nothing is written from damage"
+
+
+@pytest.mark.parametrize("damaged", PARAMS, indirect=True)
+def test_every_python_loader_raises_a_result_error_naming_the_file(damaged, tmp_path):
+    kind, d, path = damaged
+    for load in LOADERS[path.name]:
+        args = (d, ("png",), tmp_path / "figures") if load is plot_montecarlo else (d,)
+        if load is plot_tuning:
+            args = (d, ("png",))
+        with pytest.raises(ResultError) as exc:
+            load(*args)
+        assert str(path) in str(exc.value), (load.__name__, str(exc.value))
