@@ -320,6 +320,11 @@ def check_recorded(doc, schema, source="<scenario>"):
     through.  Raises ScenarioError naming ``source`` and the key."""
     if not isinstance(doc, dict):
         raise ScenarioError(f"{source} must be a table, got {short(repr(doc))}")
+    for name, value in doc.items():  # a scenario is made of tables and arrays of tables
+        if not isinstance(value, dict | list) or (
+            isinstance(value, list) and not all(isinstance(t, dict) for t in value)
+        ):
+            raise ScenarioError(f"{source}: {short(name)} must be a table or an array of tables")
     for name, sec in schema.items():
         value = doc.get(name)
         if value is None:

@@ -140,7 +140,8 @@ class LoadBudget:
     """
 
     def __init__(self, limit: int | None = None) -> None:
-        self.limit, self.source = (int(limit), "limit") if limit is not None else max_load_bytes()
+        given = (int(limit), "the caller's limit") if limit is not None else None
+        self.limit, self.source = given or max_load_bytes()
         self.used = 0
 
     def _refuse(self, path, what, nbytes):
