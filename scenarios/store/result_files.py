@@ -76,7 +76,7 @@ _MANIFEST = Obj(
             Obj({"t": NUMBER, "event": str}, {"until": Maybe(NUMBER), "ticks": Maybe(int)})
         ),
         "degraded": ListOf(str),
-        "metrics": MapOf(Maybe(NUMBER)),
+        "metrics": MapOf(NUMBER),
         "metric_units": MapOf(str),
         "system": Maybe(
             Obj(
@@ -127,11 +127,13 @@ class StoredResult:
     data : dict name -> ndarray, first axis time (``data["t"]`` [s])
     info : dict name -> SeriesInfo
     manifest : dict (see :mod:`dqspace.scenarios.store.results`)
+    source : Path of the data file read (``result.npz``, or a checkpoint's ``rows.bin``)
     """
 
     data: dict
     info: dict
     manifest: dict
+    source: Path | None = None
 
     @property
     def t(self) -> np.ndarray:
@@ -273,7 +275,7 @@ def _read_committed(directory):
             fh.seek(0)
         data = _read_npz(fh, dpath, m, size)
     _check_data(dpath, m, data)
-    return StoredResult(data, _info(m), m)
+    return StoredResult(data, _info(m), m, dpath)
 
 
 def _matching_manifest(directory, m, fh, size):
@@ -414,4 +416,4 @@ def read_partial(directory: Path, holder: dict | None) -> StoredResult:
             f"the run (pid {writer.get('pid')} on {writer.get('host')}) stopped at "
             f"t = {m['t_end']:.6g} s without saving (killed?); this is its last checkpoint"
         )
-    return StoredResult(data, _info(m), m)
+    return StoredResult(data, _info(m), m, path)

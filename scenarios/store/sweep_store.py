@@ -86,7 +86,7 @@ _RECORD = Obj(
         "format": str,
         "id": str,
         "overrides": dict,
-        "metrics": MapOf(Maybe(NUMBER)),
+        "metrics": MapOf(NUMBER),
         "run_time": NUMBER,
         "error": Maybe(str),
     },

@@ -17,8 +17,11 @@ from dqspace.scenarios import Results, load_scenario, run
 from dqspace.scenarios.campaigns.montecarlo import load_envelope_series, montecarlo, read_summary
 from dqspace.scenarios.campaigns.sweep import sweep
 from dqspace.scenarios.cli import main
+from dqspace.scenarios.figures.animate import animation_figure
 from dqspace.scenarios.figures.campaign_plots import plot_montecarlo
 from dqspace.scenarios.figures.campaign_tuning import plot_tuning, read_tuning
+from dqspace.scenarios.figures.plots import figures
+from dqspace.scenarios.figures.report import build_report
 from dqspace.scenarios.store.received import ResultError
 from dqspace.scenarios.store.sweep_store import load_sweep, read_sweep_manifest
 
@@ -151,6 +154,22 @@ def _shorter(name):
     return change
 
 
+def _narrower(name, extra=-1):
+    """A result whose series ``name`` has ``extra`` values per sample more than the system
+    it recorded, its manifest saying so (a consistent pair: the figures index it)."""
+
+    def damage(path):
+        def change(d):
+            a = d[name]
+            d[name] = np.zeros((a.shape[0], a.shape[1] + extra), a.dtype)
+
+        _rewrite_npz(path, change)
+        width = np.load(path)[name].shape[1]
+        _edit(path.parent / "manifest.json", _set("series", name, "shape", value=[width]))
+
+    return damage
+
+
 def _npz_damages(series):
     return {
         "garbage bytes": lambda p: (p.write_bytes(GARBAGE), _record(p)),
@@ -179,8 +198,15 @@ CASES = {
                 p, _set("events", value=[{"t": "soon", "event": "x"}])
             ),
             "wrong value type in the system": lambda p: _edit(p, _set("system", value="x")),
+            "a scenario section that is not a table": lambda p: _edit(
+                p, _set("scenario", "extra", value=5)
+            ),
         },
-        "result.npz": _npz_damages("base_pos_err"),
+        "result.npz": {
+            **_npz_damages("base_pos_err"),
+            "a series narrower than its system": _narrower("ee_pos"),
+            "a series wider than its system": _narrower("thrust_cmd", extra=1),
+        },
     },
     "mc": {
         "montecarlo.json": {
@@ -260,12 +286,12 @@ def damaged(received, tmp_path, request):
     shutil.copytree(received / kind, d)
     path = _target(d, file)
     CASES[kind][file][damage](path)
-    return kind, d, path
+    return kind, d, path, damage
 
 
 @pytest.mark.parametrize("damaged", PARAMS, indirect=True)
 def test_every_read_command_names_the_damaged_file_and_exits_2(damaged, capsys, tmp_path):
-    kind, d, path = damaged
+    kind, d, path, _ = damaged
     for command in COMMANDS[kind]:
         out = tmp_path / f"out-{command[0]}"
         suffix = {"animate": "animation.html", "report": "report.html"}.get(command[0])
@@ -278,13 +304,73 @@ def test_every_read_command_names_the_damaged_file_and_exits_2(damaged, capsys, 
         assert not out.exists() or not any(out.iterdir()), "nothing is written from damage"
 
 
+def _drawn(draw):
+    """A reader of a result that draws it (the loader itself cannot know the shapes its
+    recorded system gives the series: the figures and the animation check them)."""
+
+    def read(d):
+        return draw(Results.load(d))
+
+    read.__name__ = draw.__name__
+    return read
+
+
+#: the readers of a result whose series do not fit its recorded system
+DRAWN = (_drawn(figures), _drawn(build_report), _drawn(animation_figure))
+
+
 @pytest.mark.parametrize("damaged", PARAMS, indirect=True)
 def test_every_python_loader_raises_a_result_error_naming_the_file(damaged, tmp_path):
-    kind, d, path = damaged
-    for load in LOADERS[path.name]:
+    kind, d, path, damage = damaged
+    loaders = LOADERS[path.name]
+    if "than its system" in damage:
+        loaders = DRAWN
+    for load in loaders:
         args = (d, ("png",), tmp_path / "figures") if load is plot_montecarlo else (d,)
         if load is plot_tuning:
             args = (d, ("png",))
         with pytest.raises(ResultError) as exc:
             load(*args)
         assert str(path) in str(exc.value), (load.__name__, str(exc.value))
+
+
+RECORD_DAMAGES = _json_damages(("id",), _set("metrics", value="fast"))
+
+
+@pytest.mark.parametrize("damage", RECORD_DAMAGES)
+@pytest.mark.parametrize("kind", ["sweep", "mc"])
+def test_a_damaged_variant_record_is_left_out_with_a_warning_naming_it(
+    received, tmp_path, capsys, kind, damage
+):
+    """A campaign's variant records are many: a damaged one is left out of the figures and
+    named in a warning (its variant runs again when the campaign is resumed)."""
+    d = tmp_path / kind
+    shutil.copytree(received / kind, d)
+    path = sorted((d / "variants").glob("*/metrics.json"))[0]
+    RECORD_DAMAGES[damage](path)
+    code = main(["plot", str(d), "--formats", "png", "--out", str(tmp_path / "figures")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert str(path) in err and "damaged" in err
+    assert "unexpected" not in err and "Traceback" not in err
+    df = load_sweep(d)
+    assert len(df) == len(list((d / "variants").iterdir())) - 1
+    assert [str(path)] == [e.split(": ")[0] for e in df.attrs["damaged"]]
+
+
+def test_names_from_a_received_result_are_drawn_as_written(received, tmp_path, capsys):
+    """A ``$`` in an event, a thruster's name or a run's message was parsed as TeX by
+    matplotlib: ``$\\frac{$`` failed every figure with a bare ``\\frac{``."""
+    d = tmp_path / "run"
+    shutil.copytree(received / "run", d)
+    tex = "$\\frac{$"
+
+    def hostile(m):
+        m.update(status="failed", message=tex, degraded=[tex])
+        m["events"] = [{"t": 0.1, "event": tex}]
+        m["system"]["thrusters"][0]["name"] = tex
+
+    _edit(d / "manifest.json", hostile)
+    assert main(["plot", str(d), "--formats", "png"]) == 0, capsys.readouterr().err
+    assert main(["report", str(d)]) == 0, capsys.readouterr().err
+    assert tex in (d / "report.html").read_text()
