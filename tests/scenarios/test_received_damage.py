@@ -8,7 +8,9 @@ applies, and the Python loaders."""
 
 import hashlib
 import json
+import os
 import shutil
+import threading
 
 import numpy as np
 import pytest
@@ -374,3 +376,100 @@ def test_names_from_a_received_result_are_drawn_as_written(received, tmp_path, c
     assert main(["plot", str(d), "--formats", "png"]) == 0, capsys.readouterr().err
     assert main(["report", str(d)]) == 0, capsys.readouterr().err
     assert tex in (d / "report.html").read_text()
+
+
+def _checkpoint(received, d, rows_of=None):
+    """``d`` holding only the checkpoint of a run killed (``.partial/``), made of the
+    received run's series (``rows_of`` may change them first)."""
+    src = received / "run"
+    m = json.loads((src / "manifest.json").read_text())
+    with np.load(src / "result.npz") as z:
+        data = {k: z[k] for k in z.files}
+    if rows_of is not None:
+        rows_of(data)
+    rowtype = np.dtype([(k, a.dtype, a.shape[1:]) for k, a in data.items()])
+    table = np.zeros(len(data["t"]), rowtype)
+    for k, a in data.items():
+        table[k] = a
+    del m["data"]
+    m.update(status="running", n_samples=0)
+    fields = [[k, a.dtype.str, list(a.shape[1:])] for k, a in data.items()]
+    m["rows"] = {"file": "rows.bin", "commits": "commits.bin", "fields": fields}
+    p = d / ".partial"
+    p.mkdir(parents=True)
+    (p / "manifest.json").write_text(json.dumps(m))
+    table.tofile(p / "rows.bin")
+    (p / "commits.bin").write_bytes(np.int64(len(table)).tobytes())
+    return p
+
+
+def _fifo(path):
+    path.unlink()
+    os.mkfifo(path)
+
+
+CHECKPOINT_DAMAGES = {
+    "non-finite t": (lambda p: None, "rows.bin", "is not finite"),
+    "commits.bin a FIFO": (lambda p: _fifo(p / "commits.bin"), "commits.bin", "not a regular"),
+    "rows.bin a FIFO": (lambda p: _fifo(p / "rows.bin"), "rows.bin", "not a regular file"),
+    "a negative row count": (
+        lambda p: (p / "commits.bin").write_bytes(np.int64(-5).tobytes()),
+        "rows.bin",
+        "",
+    ),
+    "Python objects in the rows": (
+        lambda p: _edit(p / "manifest.json", _set("rows", "fields", 0, 1, value="|O")),
+        "manifest.json",
+        "not a series of numbers",
+    ),
+    "rows beyond the load limit": (
+        lambda p: (
+            (p / "commits.bin").write_bytes(np.int64(10**6).tobytes()),
+            os.truncate(p / "rows.bin", 10**8),  # sparse
+        ),
+        "rows.bin",
+        "load limit of 1 MiB",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", CHECKPOINT_DAMAGES)
+def test_a_damaged_checkpoint_is_one_error_naming_the_file(
+    received, tmp_path, monkeypatch, capsys, damage
+):
+    """The checkpoint of a run that was killed is read like a result: within the limits,
+    its files regular, its rows numbers, its times finite and increasing."""
+    change, file, needle = CHECKPOINT_DAMAGES[damage]
+    nan_t = damage == "non-finite t"
+    p = _checkpoint(received, tmp_path / "r", _set_t(3, np.nan) if nan_t else None)
+    change(p)
+    monkeypatch.setenv("DQSPACE_MAX_LOAD_BYTES", "1M")
+    box = {}
+
+    def load():
+        try:
+            box["value"] = Results.load(tmp_path / "r")
+        except Exception as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "reading the checkpoint hangs"
+    exc = box.get("error")
+    if damage == "a negative row count":  # no row committed: no result there
+        assert isinstance(exc, ResultError) and "is not a dqspace result" in str(exc)
+        return
+    assert isinstance(exc, ResultError), box
+    assert str(p / file) in str(exc) and needle in str(exc), str(exc)
+    if "FIFO" not in damage:
+        assert main(["plot", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert str(p / file) in err and "unexpected" not in err
+
+
+def test_a_checkpoint_as_the_run_wrote_it_is_read(received, tmp_path):
+    _checkpoint(received, tmp_path / "r")
+    res = Results.load(tmp_path / "r")
+    assert res.status == "interrupted" and len(res.t) == 21
+    assert res.source == tmp_path / "r" / ".partial" / "rows.bin"
