@@ -279,14 +279,15 @@ def _rmtree(path):
 def _status(manifest_path):
     """The ``status`` a manifest file records, or None."""
     with contextlib.suppress(OSError, ValueError, RecursionError, AttributeError):
-        return json.loads(Path(manifest_path).read_bytes()).get("status")
+        return json.loads(read_regular(manifest_path, MAX_JSON_BYTES)).get("status")
     return None
 
 
 def _recorded_digest(manifest_path):
     """``(bytes, sha256)`` a manifest records for its data file, or None."""
-    with contextlib.suppress(OSError, ValueError, RecursionError, TypeError, AttributeError):
-        d = json.loads(Path(manifest_path).read_bytes())["data"]
+    damaged = (OSError, ValueError, RecursionError, TypeError, AttributeError, KeyError)
+    with contextlib.suppress(*damaged):
+        d = json.loads(read_regular(manifest_path, MAX_JSON_BYTES))["data"]
         return int(d["bytes"]), str(d["sha256"])
     return None
 
