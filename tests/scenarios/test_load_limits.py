@@ -70,7 +70,8 @@ def bomb(path, kind, t, name="x", width=WIDE):
     * ``"honest"``: 64 MiB of zeros in ~64 kB, the header announcing its true size;
     * ``"announces less"``: the header of a series of 4 values, announcing its size, over
       64 MiB of zeros (the data hold more than the header says);
-    * ``"announces 4 GiB"``: a series of 4 values whose header announces 4 GiB.
+    * ``"announces 4 GiB"``: a series of 4 values whose header announces 4 GiB;
+    * ``"announces 100 GiB"``: the same announcing 100 GiB (beyond the default limit).
     """
     n = len(t)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -81,6 +82,8 @@ def bomb(path, kind, t, name="x", width=WIDE):
             fh.write_npy_member(zf, name, (n, 4), nbytes=64 * MIB)
         else:
             fh.write_npy_member(zf, name, (n, 4), nbytes=n * 4 * 8)
+        if kind == "announces 100 GiB":  # in the central directory (zip64), what is read
+            zf.getinfo(f"{name}.npy").file_size = 100 << 30
     if kind == "announces less":
         declare_size(path, f"{name}.npy", _header_bytes((n, 4)) + n * 4 * 8)
     elif kind == "announces 4 GiB":
@@ -115,12 +118,13 @@ def bomb_result(d, kind):
     return d / "result.npz"
 
 
-KINDS = ["honest", "announces less", "announces 4 GiB"]
+KINDS = ["honest", "announces less", "announces 4 GiB", "announces 100 GiB"]
 #: the limit each kind is read under (None: the default), and what the error says
 EXPECT = {
     "honest": ("1M", ["would inflate to 64 MiB", "load limit of 1 MiB", VAR]),
     "announces less": (None, ["damaged"]),
     "announces 4 GiB": ("1G", ["would inflate to 4 GiB", "load limit of 1 GiB", VAR]),
+    "announces 100 GiB": (None, ["would inflate to 100 GiB", "load limit of", VAR]),
 }
 
 
