@@ -285,7 +285,15 @@ def _read_member(zf, info, path, name, budget):
                     f"{format_bytes(info.file_size)}; damaged",
                 )
             budget.check(nbytes, path, f"{what} would inflate to")
-            flat = np.empty(count, dtype)
+            try:
+                flat = np.empty(count, dtype)
+            except MemoryError:
+                raise LoadLimitError(
+                    path,
+                    f"{what}: {format_bytes(nbytes)} do not fit in the memory left (within "
+                    f"the load limit of {format_bytes(budget.limit)}, {budget.source}; "
+                    f"{LOAD_LIMIT_VARIABLE} lowers it)",
+                ) from None
             buf = memoryview(flat.view(np.uint8))
             got = 0
             while got < nbytes:  # a running count: never more than announced

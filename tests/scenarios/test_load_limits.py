@@ -275,3 +275,15 @@ def test_a_bad_limit_is_refused_naming_the_variable(tmp_path, monkeypatch, capsy
 )
 def test_byte_counts_are_read_with_binary_multiples(text, value):
     assert _env.parse_bytes(text) == value
+
+
+def test_an_array_that_does_not_fit_in_memory_is_one_error(tmp_path, monkeypatch):
+    path = tmp_path / "a.npz"
+    np.savez(path, t=np.arange(4.0))
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(received.np, "empty", no_memory)
+    with pytest.raises(LoadLimitError, match=rf"do not fit in the memory left .*{VAR} lowers"):
+        read_npz(path)
