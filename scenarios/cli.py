@@ -22,9 +22,10 @@ Exit status (:mod:`dqspace.scenarios.exits`):
 requirement either way.
 
 Output: what people read is in display units with the unit named (mm, deg, deg/s, N,
-N m, rpm); files stay SI.  Progress goes to stderr: a bar on a terminal, plain lines
-through Python ``logging`` otherwise.  ``-q`` keeps only errors, ``-v`` adds details
-(and the traceback of an unexpected error).
+N m, rpm); files stay SI.  Progress goes to stderr: a bar on a terminal; otherwise (a pipe,
+a CI log) plain lines at a bounded rate, with the work done, the wall time and the time left,
+also while the kernels compile (:mod:`dqspace._progress`; ``DQSPACE_PROGRESS_SECONDS``).
+``-q`` keeps only errors, ``-v`` adds details (and the traceback of an unexpected error).
 
 Startup stays fast: this module imports nothing heavy; ``--help`` and ``--version`` do not
 load the commands (numpy, the scenario modules), and each command loads the heavy
