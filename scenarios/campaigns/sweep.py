@@ -23,9 +23,9 @@ the other in the calling process (debugging, reference timings).  Every worker
 compiles (or loads from numba's on-disk cache) the simulation kernels on first
 use.
 
-Storage (``out``): ``<out>/sweep.json`` (the base scenario),
+Storage (``out``): ``<out>/sweep.json`` (the base scenario and its requirements),
 ``<out>/variants/<id>/metrics.json`` per variant (its overrides, metrics, run
-time, error), optionally ``<out>/variants/<id>/result/`` (the full result), and
+time, error, degradations), optionally ``<out>/variants/<id>/result/`` (the full result), and
 ``<out>/metrics.csv`` (the DataFrame).  Every file is written atomically by the
 client as its variant completes, so a sweep interrupted and restarted with the
 same ``out`` runs only the variants not yet stored.  One sweep at a time writes an
@@ -144,12 +144,14 @@ def _evaluate(config, source, custom, keep_result, series=None):
 
     Returns dict: metrics (name -> float), run_time [s], error (str or None),
     traceback, result (Results or None), series (``series(result)``: dict name -> 1-D
-    float array, or None).
+    float array, or None), degraded (the run's degradations, one line each: its
+    manifest's ``degraded``).
     """
     from ..sim.runner import run  # the simulation (numba kernels): on the worker, when used
 
     rec = {"metrics": {}, "run_time": float("nan"), "error": None, "traceback": None}
     rec["result"] = rec["series"] = None
+    rec["degraded"] = []
     rec["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     t0 = time.perf_counter()
     try:
@@ -160,6 +162,7 @@ def _evaluate(config, source, custom, keep_result, series=None):
         rec["traceback"] = traceback.format_exc()
         return rec
     rec["run_time"] = time.perf_counter() - t0
+    rec["degraded"] = [str(d) for d in res.manifest.get("degraded") or []]
     errors = []
     fns = dict(custom)
     if config["scenario"]["kind"] == "closed_loop":
@@ -409,6 +412,7 @@ def _run_dask(client, todo, custom, keep, series, on_done):
                     "result": None,
                     "series": None,
                     "worker": None,
+                    "degraded": [],
                 }
                 persist = False
             on_done(v, rec, persist=persist)

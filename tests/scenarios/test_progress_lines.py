@@ -9,10 +9,11 @@ import re
 import shutil
 import subprocess
 import sys
-from importlib import resources
 from pathlib import Path
 
 import pytest
+
+from support.campaigns import ur5_with_dispersions
 
 SHORT = ["--set", "scenario.duration=0.3", "--set", "outputs.plots=false"]
 
@@ -76,19 +77,6 @@ def test_a_sweep_in_a_pipe_prints_progress_lines_and_none_with_quiet(tmp_path):
     assert lines[-1].startswith("sweep: 3/3") and lines[-1].endswith(" s wall, done")
     code, err = _piped([*args[:-6], "--out", str(tmp_path / "q"), *SHORT, "-q"])
     assert code == 0 and not _lines(err, r"sweep: "), err.decode()
-
-
-def ur5_with_dispersions(folder):
-    """A scenario file: ur5-waypoints with a disturbance force and a base mass dispersed."""
-    base = resources.files("dqspace.scenarios") / "data" / "ur5-waypoints.toml"
-    f = Path(folder) / "ur5-dispersed.toml"
-    f.write_text(
-        f'include = "{Path(str(base)).as_posix()}"\n[scenario]\nname = "ur5-dispersed"\n'
-        "[dispersions]\n"
-        '"disturbance.force" = { dist = "uniform", low = -0.5, high = 0.5 }\n'
-        '"plant.base_mass_error" = { dist = "normal", sigma = 0.05 }\n'
-    )
-    return f
 
 
 @pytest.mark.parametrize("quiet", [False, True])
