@@ -29,7 +29,7 @@ from .._numba_cache import cache_dir, cache_report, caches_are_warm, clear_cache
 from .campaigns.confidence import NOT_MET, UNDECIDED
 from .campaigns.montecarlo import montecarlo, scenario_requirements
 from .campaigns.sweep import sweep
-from .campaigns.verdicts import judge_run, overall
+from .campaigns.verdicts import judge_run, overall, percentile_warnings
 from .exits import NOT_MET as EXIT_NOT_MET
 from .exits import OK, RUN_FAILED, UserError, fail
 from .exits import UNDECIDED as EXIT_UNDECIDED
@@ -355,7 +355,8 @@ def cmd_montecarlo(args) -> int:
         cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
         print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
     _print_campaign_requirements(info["requirements"])
-    for w in info["warnings"]:
+    # the table's percentiles, then the requirements': the same lines as the report's
+    for w in percentile_warnings(info["n"] - info["n_failed"]) + info["warnings"]:
         log.warning("warning: %s", w)
     _print_sensitivity(info["sensitivity"])
     stop = info.get("until_confident")
@@ -493,12 +494,13 @@ def cmd_animate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """``dqspace report``: one self-contained HTML page of a result or of a Monte Carlo
-    campaign."""
+    """``dqspace report``: one self-contained HTML page of a result, or of a campaign
+    directory (a Monte Carlo campaign, a robust tuning, a sweep)."""
     from .figures import report  # matplotlib (the figures it embeds)
+    from .figures.report_campaign import campaign_kind  # loaded with the report (matplotlib)
 
     out = Path(args.out) if args.out else Path(args.result) / "report.html"
-    if (Path(args.result) / "montecarlo.json").is_file():
+    if campaign_kind(args.result) is not None:
         path = report.write_campaign_report(args.result, out)
     else:
         path = report.write_report(Results.load(args.result), out, source=args.result)

@@ -16,8 +16,9 @@ memory)) it raises :class:`RunTooLarge`; with ``out``, it also needs twice that 
 recorded since the last checkpoint are appended to ``<out>/.partial/`` (linear in the
 run's length); the committed result in ``out`` is not touched until the run stops (see
 :mod:`dqspace.scenarios.results` for what is kept where).  Progress: a bar on a
-terminal; otherwise INFO lines through :mod:`logging` (logger ``"dqspace.run"``) every
-10 % of the run (at most one per 2 s of wall time, at least one per 30 s).
+terminal; otherwise plain INFO lines through :mod:`logging` (logger ``"dqspace.run"``):
+the simulated and the wall time and an estimate of the time left, every 10 % of the run
+(at most one per 2 s of wall time, at least one per 30 s: :mod:`dqspace._progress`).
 
 **How a run ends**:
 
@@ -61,6 +62,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..._progress import LineRate, left_text
 from ...control.flight.python_stage import ControllerError
 from ...control.flight.software import FlightSoftwareError
 from ...multibody import IntegrationError
@@ -98,7 +100,6 @@ log = logging.getLogger("dqspace.run")
 DEFAULT_MAX_BYTES = 8 << 30
 _ENV_MAX = "DQSPACE_MAX_RESULT_BYTES"
 _DEPENDENCIES = ("numpy", "numba", "scipy", "cvxpy")
-_LOG_STEP, _LOG_MIN_WALL, _LOG_MAX_WALL = 10, 2.0, 30.0  # [%], [s], [s]
 _DIVERGED_HINT = (
     "gains too high for the control rate or the integrator step, integrator.dt too large, "
     "or actuator limits (thrust, gimbal rate, wheel acceleration) too tight"
@@ -193,13 +194,18 @@ class _WriteFailed(Exception):
 
 
 class _Progress:
-    """A one-line bar on a terminal, else INFO lines through ``logging`` ("dqspace.run")."""
+    """A one-line bar on a terminal, else plain INFO lines through ``logging``
+    ("dqspace.run") at the rate of :class:`dqspace._progress.LineRate`: the simulated
+    time, the wall time and the time left (measured from the first chunk on, so that
+    compiling does not count)."""
 
     def __init__(self, total, enabled):
         self.total, self.enabled = total, enabled
         self.tty = enabled and sys.stderr.isatty()
-        self.t0 = self.logged_at = time.perf_counter()
-        self.last, self.logged_pct = -1, 0
+        self.rate = LineRate() if enabled and not self.tty else None
+        self.t0 = time.perf_counter()
+        self.last = -1
+        self.first = None  # (simulated, wall) at the first update
 
     def update(self, t):
         if not self.enabled:
@@ -214,14 +220,18 @@ class _Progress:
                 sys.stderr.write(f"\r[{bar}] {pct:3d}%  t = {t:6.2f} s  ({el:5.1f} s wall)")
                 sys.stderr.flush()
             return
-        since = now - self.logged_at
-        step = pct >= self.logged_pct + _LOG_STEP and since >= _LOG_MIN_WALL
-        if step or since >= _LOG_MAX_WALL:
-            self.logged_pct, self.logged_at = pct - pct % _LOG_STEP, now
-            rate = f", {t / el:.1f}x real time" if el > 0 else ""
-            log.info(
-                "t = %.2f of %.2f s simulated (%d%%), %.1f s wall%s", t, self.total, pct, el, rate
-            )
+        if self.first is None:
+            self.first = (t, now)
+        if not self.rate.due(t / self.total if self.total > 0 else 1.0):
+            return
+        t1, w1 = self.first
+        speed = (t - t1) / (now - w1) if t > t1 and now > w1 else None
+        left = "done" if t >= self.total else left_text((self.total - t) / speed if speed else None)
+        shown = f", {speed:.1f}x real time" if speed else ""
+        log.info(
+            "t = %.2f of %.2f s simulated (%d%%), %.1f s wall, %s%s",
+            t, self.total, pct, el, left, shown,
+        )  # fmt: skip
 
     def close(self):
         if self.tty:
