@@ -80,7 +80,8 @@ def _load(args):
 def _print_metrics(metrics):
     for name, value in metrics.items():
         unit = METRICS.get(name, ("-",))[0]
-        print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
+        shown = "not measured" if value != value else format_quantity(value, unit, kind=name)
+        print(f"  {name:24s} {shown}")
 
 
 def _verdict_exit(status, args) -> int:
@@ -352,7 +353,10 @@ def cmd_montecarlo(args) -> int:
     print(f"{'metric':26s} {'P50':>14s} {'P95':>14s} {'P99':>14s}")
     for m, p in info["percentiles"].items():
         unit = METRICS[m][0]
-        cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
+        cells = [
+            "not measured" if p[q] != p[q] else format_quantity(p[q], unit, kind=m)
+            for q in (50, 95, 99)
+        ]
         print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
     _print_campaign_requirements(info["requirements"])
     for w in info["warnings"]:

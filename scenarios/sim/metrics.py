@@ -122,15 +122,21 @@ def alloc_best_effort(res):
 
 
 def summarize(res, transient=2.0):
-    """Metrics (dict name -> float) of a closed-loop Results; see :data:`METRICS`."""
+    """Metrics (dict name -> float) of a closed-loop Results; see :data:`METRICS`.  A
+    metric without a sample (``ee_rms``, ``ee_max`` of a run that ends before
+    ``transient`` [s]) is NaN: not measured, and a requirement on it is not met either
+    (UNDECIDED)."""
     t = res.t
     out = {}
     out["base_pos_err_max"] = float(np.abs(res["base_pos_err"]).max())
     out["base_att_err_max"] = float(np.degrees(np.linalg.norm(res["base_att_err"], axis=1)).max())
     late = t >= transient
-    e = np.linalg.norm(res["ee_err"][late], axis=1) if late.any() else np.zeros(1)
-    out["ee_rms"] = float(np.sqrt(np.mean(e**2)))
-    out["ee_max"] = float(e.max())
+    if late.any():
+        e = np.linalg.norm(res["ee_err"][late], axis=1)
+        out["ee_rms"] = float(np.sqrt(np.mean(e**2)))
+        out["ee_max"] = float(e.max())
+    else:  # no sample after the transient: not measured (NaN), never 0
+        out["ee_rms"] = out["ee_max"] = float("nan")
     out["total_impulse"] = float(res["thrust_impulse"].sum()) if "thrust_impulse" in res else 0.0
     gr = res["gimbal_rate"]
     out["peak_gimbal_rate"] = float(np.abs(gr).max()) if gr.size else 0.0
