@@ -14,7 +14,6 @@ Requirements come from one table (:func:`requirement_limits`): the scenario's
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +24,7 @@ from matplotlib.ticker import ScalarFormatter
 
 from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
 from ..campaigns.montecarlo import scenario_requirements
-from ..sim.metrics import METRICS, summarize
+from ..sim.metrics import DEFAULT_TRANSIENT, METRICS, run_transient, summarize
 from ..spec.requirements import DEFAULT_REQUIREMENTS
 from ..spec.schema import SCHEMA
 from .units import format_compact, format_number, format_quantity, to_display
@@ -344,9 +343,11 @@ def run_metrics(res):
         return {}
 
 
-def transient():
-    """[s] the start of the window of the end-effector metrics (``summarize``'s default)."""
-    return float(inspect.signature(summarize).parameters["transient"].default)
+def transient(res=None):
+    """[s] the start of the window of the end-effector metrics: the run's
+    ``metrics.transient`` (:func:`dqspace.scenarios.sim.metrics.run_transient`), or the
+    default without a run."""
+    return run_transient(res) if res is not None else DEFAULT_TRANSIENT
 
 
 def requirement_limits(res) -> dict:
