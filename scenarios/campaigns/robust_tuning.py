@@ -438,7 +438,10 @@ class _Study:
             trial=trial.number,
             params=design_values(self.space, trial.params),
             overrides=canon,
-            objective=self.obj.value(df[self.obj.metric].to_numpy(dtype=float)),
+            # the completed runs' values (a failed run makes the candidate infeasible)
+            objective=self.obj.value(
+                df.loc[df["error"].isna(), self.obj.metric].to_numpy(dtype=float)
+            ),
             constraints=tuple(results),
             n_runs=len(df),
             n_failed=n_failed,
