@@ -80,8 +80,7 @@ def _load(args):
 def _print_metrics(metrics):
     for name, value in metrics.items():
         unit = METRICS.get(name, ("-",))[0]
-        shown = "not measured" if value != value else format_quantity(value, unit, kind=name)
-        print(f"  {name:24s} {shown}")
+        print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
 
 
 def _verdict_exit(status, args) -> int:
@@ -93,8 +92,7 @@ def _verdict_exit(status, args) -> int:
 
 
 def _shown(value, metric):
-    if value is None or value != value:
-        return "n/a"
+    """A metric's value in display units; no value (None, NaN) is 'not measured'."""
     return format_quantity(value, METRICS[metric][0], kind=metric)
 
 
@@ -104,7 +102,7 @@ def _print_run_requirements(table):
     print("confidence apply to campaigns, `dqspace montecarlo`):")
     for r in table:
         limit = f"{r['op']} {_shown(r['limit'], r['metric'])}"
-        why = " (no value)" if r["status"] == UNDECIDED else ""
+        why = " (no value: not a PASS)" if r["value"] != r["value"] else ""
         print(f"  {r['metric']:24s} {_shown(r['value'], r['metric']):>14s} {limit:>14s}  ", end="")
         print(f"{r['status']}{why}")
 
@@ -125,7 +123,7 @@ def _print_campaign_requirements(table):
                 f"P{r['percentile']:g} {r['op']} {limit} at {100 * r['confidence']:g} %",
                 _shown(r["value"], m),
                 f"{side} {_shown(r['bound'], m)}" if r["bound"] is not None else "none",
-                str(r["n"]),
+                str(r["n"]) + (f" ({r['n_missing']} not measured)" if r.get("n_missing") else ""),
                 r["status"],
             )
         )
@@ -353,10 +351,7 @@ def cmd_montecarlo(args) -> int:
     print(f"{'metric':26s} {'P50':>14s} {'P95':>14s} {'P99':>14s}")
     for m, p in info["percentiles"].items():
         unit = METRICS[m][0]
-        cells = [
-            "not measured" if p[q] != p[q] else format_quantity(p[q], unit, kind=m)
-            for q in (50, 95, 99)
-        ]
+        cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
         print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
     _print_campaign_requirements(info["requirements"])
     for w in info["warnings"]:

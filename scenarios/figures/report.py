@@ -137,7 +137,7 @@ def _metrics_html(res):
     for name in order:
         value = metrics[name]
         unit, meaning = METRICS.get(name, ("-", ""))
-        shown = format_quantity(value, unit, kind=name) if value == value else "n/a"
+        shown = format_quantity(value, unit, kind=name)  # NaN, None: not measured
         req = verdict = ""
         if name in judged:
             r = judged[name]
@@ -150,9 +150,11 @@ def _metrics_html(res):
     rows.append("</table>")
     rows.append(
         "<p>Values in display units (lengths in mm, angles in deg, wheel speeds in rpm); "
-        "the result files are SI. A single run is judged on its values (UNDECIDED: the run "
-        "has no value of the metric); the percentile and the confidence of a requirement "
-        "apply to a Monte Carlo campaign (<code>dqspace montecarlo</code>).</p>"
+        "the result files are SI. A single run is judged on its values; a metric without a "
+        "sample (the end-effector metrics of a run that ends before metrics.transient) is "
+        "not measured, never 0, and a requirement on it is UNDECIDED, not met; the "
+        "percentile and the confidence of a requirement apply to a Monte Carlo campaign "
+        "(<code>dqspace montecarlo</code>).</p>"
     )
     return "\n".join(rows)
 
@@ -256,9 +258,14 @@ def write_report(res, path: str | os.PathLike, source: str | os.PathLike | None 
 
 
 def _quantity(value, metric):
-    if value is None or value != value:
-        return "n/a"
+    """A metric's value in display units; no value (None, NaN) is 'not measured'."""
     return format_quantity(value, METRICS[metric][0], kind=metric)
+
+
+def _runs_cell(row):
+    """The runs of a requirement's row: ``300``, ``298 (2 not measured)``."""
+    missing = row.get("n_missing") or 0
+    return f"{row['n']}" + (f" ({missing} not measured)" if missing else "")
 
 
 def _campaign_requirements_html(req, warnings):
@@ -276,12 +283,13 @@ def _campaign_requirements_html(req, warnings):
         side = "upper" if r["op"] == "<=" else "lower"
         bound = f"{side} {_quantity(r['bound'], m)}" if r.get("bound") is not None else "none"
         rank = r.get(f"{side}_rank")
-        rank = f"{rank} of {r['n']}" if rank else f"({r['min_runs']} runs needed)"
+        runs = r["n"] + r.get("n_missing", 0)
+        rank = f"{rank} of {runs}" if rank else f"({r['min_runs']} runs needed)"
         out.append(
             f"<tr><td>{_e(m)}</td><td>{_e(what)}</td>"
             f'<td class="num">{_e(_quantity(r["value"], m))}</td>'
             f'<td class="num">{_e(bound)}</td><td>{_e(rank)}</td>'
-            f'<td class="num">{r["n"]}</td><td>{_status_span(r["status"])}</td>'
+            f'<td class="num">{_e(_runs_cell(r))}</td><td>{_status_span(r["status"])}</td>'
             f"<td>{_e(r['reason'])}</td></tr>"
         )
     out.append("</table>")
@@ -289,7 +297,9 @@ def _campaign_requirements_html(req, warnings):
         "<p>The estimate is the sample percentile of the runs; the bound is the "
         "distribution-free confidence bound of that percentile from order statistics (the "
         "run of that rank, sorted): MET when the upper bound is within the limit, NOT MET "
-        "when the lower bound is beyond it, UNDECIDED otherwise.</p>"
+        "when the lower bound is beyond it, UNDECIDED otherwise. A run that did not measure "
+        "the metric (failed, or ended before its window) is left out of the estimate and "
+        "taken as the worst case by the bound: a requirement is never MET because of it.</p>"
     )
     if warnings:
         out.append('<ul id="warnings">')
