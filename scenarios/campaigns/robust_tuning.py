@@ -438,9 +438,9 @@ class _Study:
             trial=trial.number,
             params=design_values(self.space, trial.params),
             overrides=canon,
-            # the completed runs' values (a failed run makes the candidate infeasible)
+            # NaN when a completed run did not measure it (failed runs: left out)
             objective=self.obj.value(
-                df.loc[df["error"].isna(), self.obj.metric].to_numpy(dtype=float)
+                df[self.obj.metric].to_numpy(dtype=float), completed=df["error"].isna().to_numpy()
             ),
             constraints=tuple(results),
             n_runs=len(df),

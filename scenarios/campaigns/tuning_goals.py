@@ -97,12 +97,15 @@ class Objective:
         """``"total_impulse P50"``."""
         return f"{self.metric} {self.stat}"
 
-    def value(self, values) -> float:
-        """The statistic of the runs' values: NaN (not measured) when a run has no value
-        (NaN: pass the runs that completed) or there is none; never the statistic of the
-        runs that measured it."""
+    def value(self, values, completed=None) -> float:
+        """The statistic of the finite values (NaN when there are none).
+
+        ``completed`` (bool per run, optional): the runs that completed.  A completed run
+        without a value did not measure the metric (no sample in its window): the objective
+        is then NaN, not measured, never the statistic of the runs that did; the runs that
+        failed are left out."""
         v = np.asarray(values, dtype=float).ravel()
-        if not v.size or np.isnan(v).any():
+        if completed is not None and np.isnan(v[np.asarray(completed, bool).ravel()]).any():
             return float("nan")
         v = _finite(v)
         if not v.size:

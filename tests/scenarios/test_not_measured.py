@@ -241,9 +241,11 @@ def test_a_campaign_with_some_runs_not_measured_is_never_met_because_of_them(tmp
 
 def test_a_tuning_never_takes_a_metric_not_measured_for_a_good_value():
     obj = Objective("ee_max", "max")
-    assert obj.value([1e-3, 2e-3]) == 2e-3
-    assert math.isnan(obj.value([1e-3, float("nan")]))  # not the max of the measured one
-    assert math.isnan(obj.value([]))
+    x = [1e-3, 2e-3, float("nan")]
+    assert obj.value(x, completed=[True, True, False]) == 2e-3  # the third run failed
+    # the third run completed but did not measure it: not the max of the other two
+    assert math.isnan(obj.value(x, completed=[True, True, True]))
+    assert math.isnan(obj.value([], completed=[]))
     c = Constraint("ee_max", "<=", 1e-2, 99.0)
     res = c.judge([1e-3, 1e-3, float("nan")])  # 3 runs: judged on the sample
     assert res.judged_on == "sample" and res.status == UNDECIDED and not res.met
