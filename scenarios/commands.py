@@ -34,7 +34,7 @@ from .exits import NOT_MET as EXIT_NOT_MET
 from .exits import OK, RUN_FAILED, UserError, fail
 from .exits import UNDECIDED as EXIT_UNDECIDED
 from .figures.units import format_quantity, format_sweep_table
-from .sim.metrics import METRICS
+from .sim.metrics import METRICS, run_transient
 from .spec.config import embedded_scenarios, is_plain_name
 from .spec.scenario import load_scenario
 from .spec.variants import load_grid_file, load_samples_file, make_variants
@@ -77,10 +77,19 @@ def _load(args):
     return load_scenario(args.scenario, args.set)
 
 
-def _print_metrics(metrics):
+def _print_metrics(metrics, res=None):
+    """The metrics in display units; a metric without a sample says 'not measured', and
+    for the end-effector metrics of a run that ended before their window a line says why."""
     for name, value in metrics.items():
         unit = METRICS.get(name, ("-",))[0]
         print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
+    windowed = [m for m in ("ee_rms", "ee_max") if m in metrics and metrics[m] != metrics[m]]
+    if windowed and res is not None and len(res.t) and res.t[-1] < run_transient(res):
+        print(
+            f"  ({', '.join(windowed)}: not measured, the run ended at t = "
+            f"{float(res.t[-1]):g} s, before their window t >= metrics.transient = "
+            f"{run_transient(res):g} s)"
+        )
 
 
 def _verdict_exit(status, args) -> int:
@@ -237,7 +246,7 @@ def cmd_run(args) -> int:
     metrics = res.manifest.get("metrics")
     table = []
     if metrics:
-        _print_metrics(metrics)
+        _print_metrics(metrics, res)
         table = judge_run(metrics, scenario_requirements(cfg))
         _print_run_requirements(table)
     for msg in res.manifest.get("degraded", []):

@@ -103,6 +103,8 @@ def test_run_says_not_measured_writes_null_and_exits_undecided(tmp_path, capsys)
     assert all(NOT_MEASURED in ln for ln in lines) and not any(" 0 mm" in ln for ln in lines)
     (req,) = [ln for ln in lines if "<=" in ln]
     assert req.rstrip().endswith("UNDECIDED (no value: not a PASS)")
+    why = "(ee_rms, ee_max: not measured, the run ended at t = 1.5 s, before their window t >= "
+    assert why + "metrics.transient = 2 s)" in text
     assert "MET" not in req.replace("UNDECIDED", "")
     # the manifest is strict JSON: null, not NaN, and reads back as NaN
     doc = _strict_json((out / "manifest.json").read_text())
