@@ -7,7 +7,10 @@ percentile (``value``), the order-statistics bounds at the requirement's confide
 ``<=`` requirement, the lower one of a ``>=``), the runs with a value (``n``), the fewest
 runs that can bound that percentile (``min_runs``) and the verdict (``status``: MET, NOT
 MET or UNDECIDED, with its ``reason``), all from
-:func:`dqspace.scenarios.campaigns.confidence.verdict`.  A single run
+:func:`dqspace.scenarios.campaigns.confidence.verdict`.  A run without a value of the
+metric (failed, or the metric not measured) is left out of the percentile but not of the
+verdict: the bounds take it as the worst case, so a requirement is never MET because of
+runs that did not measure it (a campaign that measured it in no run is UNDECIDED).  A single run
 (:func:`judge_run`) is judged on its values: the percentile and the confidence do not apply
 to one run.  :func:`campaign_warnings` and :func:`percentile_warnings` say when the runs are
 too few to bound a requirement's percentile, or the percentiles of a campaign's table, at
@@ -66,7 +69,9 @@ def judge_campaign(rows: Mapping[str, Sequence[float]], requirements: Mapping) -
 
     Parameters
     ----------
-    rows : metric -> (N,) the runs' values (SI; NaN: a failed run or no value, left out)
+    rows : metric -> (N,) the runs' values (SI; NaN: a failed run or a metric not
+        measured: left out of the sample percentile, and taken as the worst case by the
+        bounds, :func:`dqspace.scenarios.campaigns.confidence.percentile_bounds`)
     requirements : metric -> Requirement (or what
         :func:`dqspace.scenarios.spec.requirements.parse_requirement` reads: a 3-tuple
         ``(op, limit, percentile)`` is judged at the default confidence)
@@ -75,10 +80,11 @@ def judge_campaign(rows: Mapping[str, Sequence[float]], requirements: Mapping) -
     -------
     list of dict, one per requirement (JSON-ready): ``metric``, ``op``, ``limit``,
     ``percentile``, ``confidence``, ``n`` (runs with a value), ``n_missing`` (runs
-    without), ``value`` (the sample percentile), ``upper`` / ``lower`` (the bounds; None:
-    too few runs), ``upper_rank`` / ``lower_rank``, ``bound`` (the one judged), ``min_runs``
-    (the fewest runs with which that bound exists), ``status``, ``reason``, ``ok``
-    (status is MET).
+    without: not measured), ``value`` (the sample percentile of the measured runs; NaN:
+    none), ``upper`` / ``lower`` (the bounds; None: too few runs, or the bound falls on a
+    run not measured), ``upper_rank`` / ``lower_rank`` (among all the runs), ``bound``
+    (the one judged), ``min_runs`` (the fewest runs with which that bound exists),
+    ``status``, ``reason``, ``ok`` (status is MET).
     """
     out = []
     for metric, req in _requirements(requirements, rows).items():
@@ -173,10 +179,11 @@ def small_sample_warnings(table: Sequence[Mapping]) -> list[str]:
 
 def missing_value_warnings(table: Sequence[Mapping]) -> list[str]:
     """One line per requirement (rows of :func:`judge_campaign`) whose metric some runs
-    have no value for (left out of its percentile and verdict)."""
+    have no value (not measured: left out of its percentile, the worst case in its verdict)."""
     return [
-        f"{r['metric']}: {r['n_missing']} runs have no value (failed, or ended before "
-        f"the metric's window): left out of its percentile and verdict"
+        f"{r['metric']}: not measured in {r['n_missing']} runs (failed, or ended "
+        f"before the metric's window): left out of its percentile; its verdict "
+        f"holds whatever they were (never MET because of them)"
         for r in table
         if r["n_missing"]
     ]

@@ -14,7 +14,6 @@ Requirements come from one table (:func:`requirement_limits`): the scenario's
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,10 +24,10 @@ from matplotlib.ticker import ScalarFormatter
 
 from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
 from ..campaigns.montecarlo import scenario_requirements
-from ..sim.metrics import METRICS, summarize
+from ..sim.metrics import DEFAULT_TRANSIENT, METRICS, run_transient, summarize
 from ..spec.requirements import DEFAULT_REQUIREMENTS
 from ..spec.schema import SCHEMA
-from .units import format_compact, format_number, format_quantity, to_display
+from .units import NOT_MEASURED, format_compact, format_number, format_quantity, to_display
 
 __all__ = [
     "REQUIREMENTS",
@@ -344,9 +343,11 @@ def run_metrics(res):
         return {}
 
 
-def transient():
-    """[s] the start of the window of the end-effector metrics (``summarize``'s default)."""
-    return float(inspect.signature(summarize).parameters["transient"].default)
+def transient(res=None):
+    """[s] the start of the window of the end-effector metrics: the run's
+    ``metrics.transient`` (:func:`dqspace.scenarios.sim.metrics.run_transient`), or the
+    default without a run."""
+    return run_transient(res) if res is not None else DEFAULT_TRANSIENT
 
 
 def requirement_limits(res) -> dict:
@@ -420,8 +421,11 @@ def required_magnitude(
     limit = requirement_limits(res).get(metric)
     value = run_metrics(res).get(metric)
     parts, extra = [], []
-    if window is not None and not np.any(window):
-        parts.append(f"the run ended before the window of {metric}: no value")
+    unmeasured = (window is not None and not np.any(window)) or (
+        value is not None and not np.isfinite(value)
+    )
+    if unmeasured:  # never drawn or judged as 0
+        parts.append(f"the run ended before the window of {metric}: {NOT_MEASURED}")
     elif value is not None and np.isfinite(value):
         v = to_display(float(value), si, kind)[0]
         inside = shown if window is None else np.where(window, shown, np.nan)
@@ -431,7 +435,7 @@ def required_magnitude(
     if limit is not None:
         lim = to_display(float(limit), si, kind)[0]
         limit_line(ax, lim, f"requirement ≤ {format_number(lim)} {unit}")
-        judged = verdict(v, lim) if extra else ""
+        judged = verdict(v, lim) if extra else ("UNDECIDED" if unmeasured else "")
         parts.append(
             f"requirement ≤ {format_number(lim)} {unit}" + (f": {judged}" if judged else "")
         )

@@ -98,7 +98,7 @@ def _metrics_html(res):
     for name in order:
         value = metrics[name]
         unit, meaning = METRICS.get(name, ("-", ""))
-        shown = format_quantity(value, unit, kind=name) if value == value else "n/a"
+        shown = format_quantity(value, unit, kind=name)  # NaN, None: not measured
         req = verdict = ""
         if name in judged:
             r = judged[name]
@@ -111,9 +111,11 @@ def _metrics_html(res):
     rows.append("</table>")
     rows.append(
         "<p>Values in display units (lengths in mm, angles in deg, wheel speeds in rpm); "
-        "the result files are SI. A single run is judged on its values (UNDECIDED: the run "
-        "has no value of the metric); the percentile and the confidence of a requirement "
-        "apply to a Monte Carlo campaign (<code>dqspace montecarlo</code>).</p>"
+        "the result files are SI. A single run is judged on its values; a metric without a "
+        "sample (the end-effector metrics of a run that ends before metrics.transient) is "
+        "not measured, never 0, and a requirement on it is UNDECIDED, not met; the "
+        "percentile and the confidence of a requirement apply to a Monte Carlo campaign "
+        "(<code>dqspace montecarlo</code>).</p>"
     )
     return "\n".join(rows)
 

@@ -105,13 +105,17 @@ def status_span(status) -> str:
 
 
 def quantity(value, metric) -> str:
-    """A metric's SI value in display units with its unit (``0.0331 mm``); ``n/a`` for a
-    missing or non-finite value; a number without unit for a metric dqspace does not know
-    (a sweep's own metric)."""
+    """A metric's SI value in display units with its unit (``0.0331 mm``); ``not measured``
+    for no value (None, NaN: a metric without a sample), ``n/a`` for a value that is not a
+    number; a number without unit for a metric dqspace does not know (a sweep's own metric)."""
+    if value is None:
+        return "not measured"
     try:
         v = float(value)
     except (TypeError, ValueError):
         return "n/a"
+    if math.isnan(v):
+        return "not measured"
     if not math.isfinite(v):
         return "n/a"
     if metric in METRICS:
@@ -319,11 +323,16 @@ def requirements_html(req, table_id="requirements"):
         m = r.get("metric", "")
         op = r.get("op", "<=")
         judged = "upper" if op == "<=" else "lower"
+        missing = r.get("n_missing") or 0
+        runs = (r.get("n") or 0) + missing  # the bounds rank the unmeasured runs as worst
+        runs_cell = f"{r.get('n')}" + (f" ({missing} not measured)" if missing else "")
         cells = ""
         for side in ("upper", "lower"):
             rank, value = r.get(f"{side}_rank"), r.get(side)
             if value is not None and rank:
-                text = f"{quantity(value, m)} (rank {rank} of {r.get('n')})"
+                text = f"{quantity(value, m)} (rank {rank} of {runs})"
+            elif side == judged and rank:
+                text = f"none (rank {rank} of {runs} is a run not measured)"
             elif side == judged:
                 text = f"none ({r.get('min_runs')} runs needed)"
             else:
@@ -333,7 +342,7 @@ def requirements_html(req, table_id="requirements"):
         rows.append(
             f"<tr><td>{escape(m)}</td><td>{escape(requirement_text(r))}</td>"
             f'<td class="num">{escape(quantity(r.get("value"), m))}</td>{cells}'
-            f'<td class="num">{escape(r.get("n"))}</td><td>{status_span(r.get("status", ""))}</td>'
+            f'<td class="num">{escape(runs_cell)}</td><td>{status_span(r.get("status", ""))}</td>'
             f"<td>{escape(r.get('reason', ''))}</td></tr>"
         )
     head = ("metric", "requirement", "estimate", "upper bound", "lower bound", "runs", "verdict")
@@ -344,7 +353,9 @@ def requirements_html(req, table_id="requirements"):
         "confidence, from order statistics (the run of that rank, the runs sorted). A "
         "requirement ≤ is MET when the upper bound is within the limit, NOT MET when the "
         "lower bound is beyond it, UNDECIDED otherwise (≥ the other way round); the bound "
-        "that proves it MET is in bold.</p>"
+        "that proves it MET is in bold. A run that did not measure the metric (failed, or "
+        "ended before its window) is left out of the estimate and taken as the worst case "
+        "by the bounds: a requirement is never MET because of it.</p>"
     )
 
 

@@ -23,6 +23,8 @@ and where the steering or the wheel distribution fell short.
 
 import numpy as np
 
+from ..spec.schema import SCHEMA
+
 __all__ = [
     "summarize",
     "degradations",
@@ -30,6 +32,8 @@ __all__ = [
     "alloc_best_effort",
     "motors_limited",
     "METRICS",
+    "DEFAULT_TRANSIENT",
+    "run_transient",
     "ALLOC_STATUS",
     "STEERING_TOL_ABS",
     "STEERING_TOL_REL",
@@ -44,12 +48,24 @@ _SHORT = (ALLOC_STATUS.index("best_effort"), ALLOC_STATUS.index("solver_error"))
 STEERING_TOL_ABS, STEERING_TOL_REL = 1e-3, 1e-2
 _MAX_EPISODES = 20  # events listed per kind of degradation
 
+#: [s] the default start of the end-effector metrics' window (the scenario key
+#: ``metrics.transient``)
+DEFAULT_TRANSIENT = float(SCHEMA["metrics"].fields["transient"].default)
+
 #: name -> (unit, description)
 METRICS = {
     "base_pos_err_max": ("m", "largest base position error (any axis), whole run"),
     "base_att_err_max": ("deg", "largest base attitude error angle, whole run"),
-    "ee_rms": ("m", "end-effector position error, RMS over t >= transient"),
-    "ee_max": ("m", "end-effector position error, max over t >= transient"),
+    "ee_rms": (
+        "m",
+        "end-effector position error, RMS over t >= metrics.transient (not measured when "
+        "the run ends before)",
+    ),
+    "ee_max": (
+        "m",
+        "end-effector position error, max over t >= metrics.transient (not measured when "
+        "the run ends before)",
+    ),
     "total_impulse": ("N s", "thruster impulse delivered, all thrusters"),
     "peak_gimbal_rate": ("rad/s", "largest gimbal rate"),
     "vscmg_effort": ("rad", "integral of |gimbal rate| summed over the gimbals"),
@@ -121,16 +137,40 @@ def alloc_best_effort(res):
     return np.isin(res["alloc_status"], _SHORT)
 
 
-def summarize(res, transient=2.0):
-    """Metrics (dict name -> float) of a closed-loop Results; see :data:`METRICS`."""
+def run_transient(res) -> float:
+    """[s] the start of the window of a run's end-effector metrics: its scenario's
+    ``metrics.transient`` (``manifest["scenario"]``), else the schema's default (2 s)."""
+    sc = res.manifest.get("scenario") if isinstance(res.manifest, dict) else None
+    sec = sc.get("metrics") if isinstance(sc, dict) else None
+    value = sec.get("transient") if isinstance(sec, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return DEFAULT_TRANSIENT
+
+
+def summarize(res, transient=None):
+    """Metrics (dict name -> float) of a closed-loop Results; see :data:`METRICS`.
+
+    ``transient`` [s]: the end-effector metrics (``ee_rms``, ``ee_max``) are taken over
+    ``t >= transient``; default: the run's ``metrics.transient`` (:func:`run_transient`).
+    A metric without a sample (those two, for a run that ends before ``transient``) is NaN:
+    **not measured**, never 0; a requirement on it is not met either (UNDECIDED).  Metrics
+    of a device the run does not have are 0 where :data:`METRICS` says so (``peak_rw_speed``)
+    and NaN otherwise (``min_det_GGt`` without VSCMGs).
+    """
+    if transient is None:
+        transient = run_transient(res)
     t = res.t
     out = {}
     out["base_pos_err_max"] = float(np.abs(res["base_pos_err"]).max())
     out["base_att_err_max"] = float(np.degrees(np.linalg.norm(res["base_att_err"], axis=1)).max())
     late = t >= transient
-    e = np.linalg.norm(res["ee_err"][late], axis=1) if late.any() else np.zeros(1)
-    out["ee_rms"] = float(np.sqrt(np.mean(e**2)))
-    out["ee_max"] = float(e.max())
+    if late.any():
+        e = np.linalg.norm(res["ee_err"][late], axis=1)
+        out["ee_rms"] = float(np.sqrt(np.mean(e**2)))
+        out["ee_max"] = float(e.max())
+    else:  # no sample after the transient: not measured (NaN), never 0
+        out["ee_rms"] = out["ee_max"] = float("nan")
     out["total_impulse"] = float(res["thrust_impulse"].sum()) if "thrust_impulse" in res else 0.0
     gr = res["gimbal_rate"]
     out["peak_gimbal_rate"] = float(np.abs(gr).max()) if gr.size else 0.0

@@ -128,6 +128,9 @@ def _read_manifest(path, partial=False):
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultError(path, f"is not valid JSON ({exc}); empty or truncated?") from None
     _check_manifest(path, m, partial)
+    metrics = m.get("metrics")
+    if isinstance(metrics, dict):  # written as null: a metric not measured is NaN again
+        m["metrics"] = {k: float("nan") if v is None else v for k, v in metrics.items()}
     return m
 
 

@@ -264,7 +264,9 @@ def test_requirements_are_lines_at_their_values_with_the_metric_stated(closed, f
 
 def test_the_ee_metric_window_is_shaded_and_a_run_inside_it_says_so(closed, wheels, figures):
     ax = figures["tracking"].axes[4]  # the 1.5 s run ends inside the 2 s transient
-    assert "ended before the window of ee_max" in ax.get_title(loc="left")
+    title = ax.get_title(loc="left")
+    assert "ended before the window of ee_max: not measured" in title
+    assert title.endswith("requirement ≤ 1 mm: UNDECIDED")  # not MET, not 0
     assert not _gid(ax, "metric")
     (span,) = [p for p in ax.patches if p.get_gid() == "transient"]
     assert span.get_x() == pytest.approx(0.0) and span.get_width() == pytest.approx(1.5)
