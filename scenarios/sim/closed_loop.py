@@ -26,6 +26,7 @@ from ..build.devices import thruster_faults
 from ..build.flight import flight_software
 from ..build.system import build_system
 from . import loop
+from .metrics import NO_THRUSTER
 from .plant import Plant
 from .plant import kernel_jobs as plant_kernels
 from .series import CLOSED_LOOP, Chunk, Sizes, spec, values
@@ -34,8 +35,6 @@ __all__ = ["ClosedLoop", "NO_THRUSTER", "off_level"]
 
 #: [s] simulated time of one compiled call at most (progress and Ctrl-C between calls)
 CHUNK_SECONDS = 1.0
-#: the event recorded when the last working thruster fails
-NO_THRUSTER = "no working thruster"
 
 
 def off_level(ts):
