@@ -402,8 +402,9 @@ def test_degradation_episodes_are_spans_named_once(closed):
         (0.2, 0.31),
         (0.9, 0.96),  # until + one control period (the last tick's period)
     ]
-    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    texts = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
     assert texts.count("steering saturated (2 episodes)") == 1
+    assert not any("steering" in t.get_text() for t in fig.axes[0].get_legend().get_texts())
 
 
 def test_every_thruster_is_labelled_by_its_name_and_the_bars_are_explained(closed, wheels, figures):
