@@ -34,7 +34,8 @@ are both in view however far apart; the metric's value is a black triangle at it
 is stated, with the verdict, above the panel.
 
 Series used (see :mod:`dqspace.scenarios.sim.runner`; SI): closed loop ``base_pos_err``
-[m], ``base_att_err`` [rad], ``arm_reaction`` [N, N m], ``wrench_thr_true`` (else
+[m], ``base_att_err`` [rad], ``arm_reaction`` (planned) and ``arm_reaction_applied``
+(a result without it: the planned one alone) [N, N m], ``wrench_thr_true`` (else
 ``wrench_thr``) [N, N m], ``vscmg_torque_cmd``/``vscmg_torque_err`` [N m],
 ``rw_torque_err`` [N m], ``ee_pos``/``ee_ref``/``ee_err`` [m], ``thrust_cmd`` [N],
 ``thrust_on`` [s], ``gimbal_rate`` [rad/s], ``wheel_speed`` [rad/s], ``det_CCt``,
