@@ -27,7 +27,7 @@ from ..sim.metrics import METRICS
 from ..spec.config import dumps_toml
 from ..spec.schema import SCHEMA
 from ..store.storage import atomic_write_bytes
-from .common import run_metrics, scenario_config, status_text
+from .common import degradation_items, run_metrics, scenario_config, status_text
 from .plots import figures
 from .report_campaign import build_campaign_report, write_campaign_report
 from .report_page import OPS as _OPS
@@ -60,11 +60,7 @@ def _status_html(res):
         f" of {format_number(duration)} s" if duration is not None else ""
     )
     out = [f'<div class="banner {cls}" id="status">{_e(head)} ({_e(span)})</div>']
-    degraded = m.get("degraded") or []
-    if degraded:
-        out.append("<h2>Degradations</h2><ul>")
-        out += [f"<li>{_e(d)}</li>" for d in degraded]
-        out.append("</ul>")
+    out += _degradations_html(res)
     events = [e for e in m.get("events") or [] if isinstance(e, dict)]
     out.append("<h2>Events</h2>")
     if events:
@@ -80,6 +76,43 @@ def _status_html(res):
     else:
         out.append("<p>none</p>")
     return "\n".join(out)
+
+
+_INTERVALS_SHOWN = 8  # a degradation's intervals listed in the report's table
+
+
+def _degradations_html(res):
+    """The degradations: a table of every kind (what, how long, episodes, when) from
+    ``manifest["degradations"]``, then the manifest's one-line messages."""
+    m = res.manifest
+    degraded = m.get("degraded") or []
+    items = [d for d in degradation_items(res) if d.duration is not None]
+    if not degraded and not items:
+        return []
+    out = ["<h2>Degradations</h2>"]
+    if items:
+        out.append(
+            '<table id="degradations"><tr><th>degradation</th><th>time [s]</th>'
+            "<th>episodes</th><th>intervals [s]</th></tr>"
+        )
+        for d in items:
+            shown = ", ".join(
+                f"{format_number(a)}–{format_number(b)}" for a, b in d.intervals[:_INTERVALS_SHOWN]
+            )
+            n = max(d.episodes, len(d.intervals))
+            more = n - _INTERVALS_SHOWN
+            if more > 0:
+                shown += f", … ({more} more)"
+            out.append(
+                f'<tr><td>{_e(d.label)}</td><td class="num">{_e(format_number(d.duration))}'
+                f'</td><td class="num">{n}</td><td>{_e(shown)}</td></tr>'
+            )
+        out.append("</table>")
+    if degraded:
+        out.append("<ul>")
+        out += [f"<li>{_e(d)}</li>" for d in degraded]
+        out.append("</ul>")
+    return out
 
 
 def _metrics_html(res):

@@ -34,12 +34,15 @@ the simulated and the wall time and an estimate of the time left, every 10 % of 
 - any other exception: the partial result committed as ``"failed"``, the exception
   re-raised unchanged.
 
-The manifest also records the metrics (closed loop), ``degraded`` (one line per
-degradation: VSCMG steering saturation, thrust allocation falling short; events mark when
-each began), ``wall_time`` [s] and ``real_time_factor`` (the whole call: start-up,
-compiling, recording, writing), ``loop_time`` [s] and ``loop_real_time_factor`` (the
-closed loop's compiled calls alone), ``python``, ``dependencies`` and
-``machine``.
+The manifest also records the metrics (closed loop), ``degraded`` (one line per kind of
+degradation: every thruster failed, VSCMG steering saturation, thrust allocation falling
+short, thrusters at their maximum, wheel, gimbal and arm motors at their limits; see
+:mod:`dqspace.scenarios.sim.metrics`), ``degradations`` (the same kinds as records:
+``kind``, ``label``, ``units``, ``ticks``, ``duration`` [s], ``first`` [s], ``episodes``,
+``intervals`` ``[[t0, t1], ...]`` [s]; events mark each episode), ``wall_time`` [s] and
+``real_time_factor`` (the whole call: start-up, compiling, recording, writing),
+``loop_time`` [s] and ``loop_real_time_factor`` (the closed loop's compiled calls alone),
+``python``, ``dependencies`` and ``machine``.
 """
 
 from __future__ import annotations
@@ -498,19 +501,36 @@ def _end(sim, rec, writer, status, message, t_wall):
     return res, writer.path
 
 
+def _no_thruster(t, t_dead):
+    """The ``manifest["degradations"]`` entry of every thruster failed from ``t_dead``."""
+    period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+    end = float(t[-1]) + period
+    return {
+        "kind": NO_THRUSTER,
+        "label": "every thruster has failed",
+        "units": [],
+        "ticks": int(np.sum(t >= t_dead - 1e-9)),
+        "duration": end - t_dead,
+        "first": float(t_dead),
+        "episodes": 1,
+        "intervals": [[float(t_dead), end]],
+    }
+
+
 def _annotate(sim, res, t_wall):
     """Add metrics, degradations, timing and the environment to ``res.manifest``."""
     m = res.manifest
     n = len(res.t)
-    m["metrics"], m["metric_units"], m["degraded"] = {}, {}, []
+    m["metrics"], m["metric_units"], m["degraded"], m["degradations"] = {}, {}, [], []
     if sim.closed and n:
         m["metrics"] = summarize(res)
         m["metric_units"] = {k: METRICS[k][0] for k in m["metrics"] if k in METRICS}
-        messages, events = degradations(res)
+        messages, events, table = degradations(res)
         dead = [e["t"] for e in m["events"] if e["event"] == NO_THRUSTER]
         if dead:
             messages.insert(0, f"every thruster has failed from t = {dead[0]:.3f} s")
-        m["degraded"] = messages
+            table.insert(0, _no_thruster(res.t, dead[0]))
+        m["degraded"], m["degradations"] = messages, table
         m["events"] = sorted(m["events"] + events, key=lambda e: e["t"])
     wall = time.perf_counter() - t_wall
     t_end = float(res.t[-1]) if n else 0.0
