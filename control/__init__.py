@@ -45,7 +45,7 @@ from .loop_analysis import (
 from .pd import DualPD, PDCommand, PDGains, State, dual_pd
 from .pose_error import PoseError, dq_error, pose_error, shortest_sign, twist_error
 from .pycontrol import python_control
-from .station_keeping import StationKeepingFeedback
+from .station_keeping import BaseFeedback, StationKeepingFeedback
 from .trajectories import (
     LEMNISCATE_ORIENTATION,
     ConstantPose,
@@ -92,6 +92,7 @@ __all__ = [
     "ScrewMotion",
     "State",
     "StationKeepingFeedback",
+    "BaseFeedback",
     "base_loop",
     "base_loop_margins",
     "disturbance_response",

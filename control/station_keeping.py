@@ -4,7 +4,8 @@
 and :mod:`dqspace.control.arm` into one ``k(t, q, v) -> tau`` with ideal actuators: the
 law of one control tick of the scenario runner, in the controller signature of
 :func:`dqspace.multibody.simulate_rk4` and :func:`dqspace.control.linearize`.  See
-``docs/linearization.md``.
+``docs/linearization.md``.  :class:`BaseFeedback` is a base law alone in the same signature
+(a base without an arm, or with its other joints free).
 """
 
 import numpy as np
@@ -18,7 +19,7 @@ from .flight.law import StationKeepingLaw
 from .pd import State
 from .trajectories import JointReference, PoseReference
 
-__all__ = ["StationKeepingFeedback"]
+__all__ = ["StationKeepingFeedback", "BaseFeedback"]
 
 
 class StationKeepingFeedback:
@@ -129,3 +130,52 @@ class _BaseAtStates:
     def __call__(self, t, state, reference, *, arm_acc=None):
         cmd, self.z_dot = self.base.law_rates(t, state, reference, self.z, arm_acc=arm_acc)
         return cmd
+
+
+class BaseFeedback:
+    """A base law alone as a state feedback ``k(t, q, v) -> tau`` (nv,): the commanded base
+    wrench on the base's six velocities (``swap(wrench)``), nothing on the other joints.
+
+    For a base without an arm, or to study the base law with the arm's joints free.  A law
+    with states (:class:`~dqspace.control.BasePIDController`,
+    :class:`~dqspace.control.BaseDOBController`) declares them for
+    :func:`~dqspace.control.linearize` as :class:`StationKeepingFeedback` does
+    (``law_states``, :meth:`law_states0`, :meth:`law_rates`).
+
+    Parameters
+    ----------
+    base : BaseController (its model is the one fed back)
+    reference : PoseReference, or a (8,) pose held with zero twist
+    """
+
+    def __init__(self, base: BaseController, reference: PoseReference | ArrayLike) -> None:
+        if not isinstance(base, BaseController):
+            raise ValueError(f"base must be a BaseController, got {type(base).__name__}")
+        if not isinstance(reference, PoseReference):
+            pose = unit_pose(reference, "reference")
+            reference = PoseReference(pose, np.zeros(6), np.zeros(6))
+        self.base, self.model, self.reference = base, base.model, reference
+        self.law_states = tuple(getattr(base, "law_states", ()))
+
+    def _tau(self, wrench):
+        tau = np.zeros(self.model.nv)
+        tau[:6] = swap(wrench)
+        return tau
+
+    def __call__(self, t: float, q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+        return self._tau(self.base(t, State(q, v), self.reference).wrench)
+
+    def law_states0(self, t: float, q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
+        """The base law's states at an equilibrium without disturbance (nz,)."""
+        if not self.law_states:
+            return np.zeros(0)
+        return self.base.law_states0(State(q, v))
+
+    def law_rates(
+        self, t: float, q: ArrayLike, v: ArrayLike, z: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(tau (nv,), z' (nz,))`` with the law's states at ``z``; nothing advanced."""
+        if not self.law_states:
+            raise ValueError("the base law has no states of its own: call the feedback")
+        cmd, z_dot = self.base.law_rates(t, State(q, v), self.reference, z)
+        return self._tau(cmd.wrench), z_dot

@@ -27,6 +27,7 @@ import tempfile
 import time
 
 from ._jit import LazyKernel, SignatureOnFirstCall, dispatcher_for
+from ._progress import Heartbeat, LineRate, beat_period
 
 __all__ = ["precompile", "start", "Compiling", "is_cached", "compile_processes"]
 
@@ -90,13 +91,35 @@ def is_cached(kernel, sig) -> bool:
 class Compiling:
     """Child processes compiling kernels into the cache (:func:`start`); :meth:`wait`."""
 
-    def __init__(self, jobs, kept, children):
+    def __init__(self, jobs, kept, children, names=""):
         self.jobs, self._kept, self._children = jobs, kept, children
+        self._names = names  # of the kernels not cached ("": nothing to compile)
         self._t0 = time.perf_counter()
 
     def wait(self) -> None:
         """Compile the jobs kept here, wait for the children, then load (or compile here,
-        should a child have failed) every job."""
+        should a child have failed) every job.  When stderr is not a terminal, an INFO line
+        at least every 30 s says that compiling goes on (:mod:`dqspace._progress`)."""
+        if not self._names or _terminal():
+            self._wait()
+            return
+        try:
+            rate = LineRate()
+        except ValueError:  # a malformed DQSPACE_PROGRESS_SECONDS: said, children stopped
+            self.cancel()
+            raise
+
+        def beat():
+            if rate.due(0.0):
+                log.info(
+                    "still compiling %s: %.0f s so far (once per installation)",
+                    self._names, time.perf_counter() - self._t0,
+                )  # fmt: skip
+
+        with Heartbeat(beat_period(rate.max_wall), beat):
+            self._wait()
+
+    def _wait(self):
         try:
             for kernel, sig in self._kept:
                 dispatcher_for(kernel, sig)
@@ -122,6 +145,14 @@ class Compiling:
             child.wait()
             err.close()
         self._children = []
+
+
+def _terminal() -> bool:
+    """True when stderr is a terminal (there, no line repeats that compiling goes on)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed
+        return False
 
 
 def _spawn(share):
@@ -155,14 +186,14 @@ def start(jobs, *, processes: int | None = None, keep: int = 0) -> Compiling:
     if rest and processes > 1 and len(missing) > 1:
         n = min(processes - 1, len(rest))
         children = [c for c in (_spawn(rest[i::n]) for i in range(n)) if c is not None]
+    names = ", ".join(sorted({k.py_func.__name__.strip("_") for k, _ in missing}))
     if missing:  # a new kind of run on a warm cache compiles too: say so, whatever the notice
-        names = ", ".join(sorted({k.py_func.__name__.strip("_") for k, _ in missing}))
         log.info(
             "compiling %d kernels not in the kernel cache yet (%s) in %d processes: "
             "up to a minute on 2 cores, once",
             len(missing), names, len(children) + (1 if keep or not children else 0),
         )  # fmt: skip
-    return Compiling(jobs, missing[:keep] if children else [], children)
+    return Compiling(jobs, missing[:keep] if children else [], children, names)
 
 
 def precompile(jobs, *, processes: int | None = None) -> None:

@@ -59,7 +59,7 @@ _RESOLVED = {}
 
 def resolve_inputs(fn):
     """The inputs callback ``fn`` (a numba function compiled with :data:`INPUTS_SIG`, or None
-    for no inputs) as a resolved function pointer typed as numba's ``FunctionType``: what a
+    for no inputs) as a resolved :class:`~dqspace._jit.KernelPointer`: what a
     compiled loop that calls ``rk4_loop`` takes (cached per callback)."""
     fn = compiled(_sim.no_inputs if fn is None else fn)
     try:
@@ -70,9 +70,7 @@ def resolve_inputs(fn):
                 "inputs must be a numba function compiled with INPUTS_SIG "
                 f"(@njit(INPUTS_SIG)), got {type(fn).__name__}"
             ) from None
-        _RESOLVED[fn] = w = (
-            fn if hasattr(fn, "__wrapper_address__") else KernelPointer(fn, INPUTS_SIG)
-        )
+        _RESOLVED[fn] = w = fn if isinstance(fn, KernelPointer) else KernelPointer(fn, INPUTS_SIG)
         return w
 
 

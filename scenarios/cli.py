@@ -22,9 +22,10 @@ Exit status (:mod:`dqspace.scenarios.exits`):
 requirement either way.
 
 Output: what people read is in display units with the unit named (mm, deg, deg/s, N,
-N m, rpm); files stay SI.  Progress goes to stderr: a bar on a terminal, plain lines
-through Python ``logging`` otherwise.  ``-q`` keeps only errors, ``-v`` adds details
-(and the traceback of an unexpected error).
+N m, rpm); files stay SI.  Progress goes to stderr: a bar on a terminal; otherwise (a pipe,
+a CI log) plain lines at a bounded rate, with the work done, the wall time and the time left,
+also while the kernels compile (:mod:`dqspace._progress`; ``DQSPACE_PROGRESS_SECONDS``).
+``-q`` keeps only errors, ``-v`` adds details (and the traceback of an unexpected error).
 
 Startup stays fast: this module imports nothing heavy; ``--help`` and ``--version`` do not
 load the commands (numpy, the scenario modules), and each command loads the heavy
@@ -427,19 +428,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser(
         "report",
-        help="write one self-contained HTML page of a result or a Monte Carlo campaign",
+        help="write one self-contained HTML page of a result, a sweep, a Monte Carlo "
+        "campaign or a tuning",
         description=(
             "Write an HTML page a reviewer can open offline. Of a result: the run's status, "
             "degradations and events, the metrics in display units against the requirements, "
             "every figure (embedded), the resolved scenario as TOML, the versions and the "
-            "machine. Of a Monte Carlo directory: the requirements with each percentile's "
-            "estimate, confidence bound, runs and verdict, the warnings, the sensitivities "
-            "(PRCC), every metric's percentiles, the figures and the dispersions."
+            "machine. Of a Monte Carlo directory: the settings, the requirements with each "
+            "percentile's estimate, confidence bound, runs and verdict, a small-sample "
+            "warning when the runs cannot bound a percentile, the sensitivities (PRCC), "
+            "every metric's percentiles, the figures, the failed and degraded runs. Of a "
+            "tuning directory: the best design, its constraints and campaign, every "
+            "candidate, the figures. Of a sweep directory: each variant judged against the "
+            "requirements, the swept values, the figures, the failed and degraded variants."
         ),
     )
     rp.add_argument(
         "result",
-        help="directory holding result.npz and manifest.json, or a Monte Carlo directory",
+        help="directory holding result.npz and manifest.json, or a sweep, Monte Carlo or "
+        "tuning directory",
     )
     rp.add_argument("--out", help="the HTML file (default: <result>/report.html)")
     _add_common(rp)

@@ -29,12 +29,12 @@ from .._numba_cache import cache_dir, cache_report, caches_are_warm, clear_cache
 from .campaigns.confidence import NOT_MET, UNDECIDED
 from .campaigns.montecarlo import montecarlo, scenario_requirements
 from .campaigns.sweep import sweep
-from .campaigns.verdicts import judge_run, overall
+from .campaigns.verdicts import judge_run, overall, percentile_warnings
 from .exits import NOT_MET as EXIT_NOT_MET
 from .exits import OK, RUN_FAILED, UserError, fail
 from .exits import UNDECIDED as EXIT_UNDECIDED
 from .figures.units import format_quantity, format_sweep_table
-from .sim.metrics import METRICS
+from .sim.metrics import METRICS, run_transient
 from .spec.config import embedded_scenarios, is_plain_name
 from .spec.scenario import load_scenario
 from .spec.variants import load_grid_file, load_samples_file, make_variants
@@ -77,10 +77,19 @@ def _load(args):
     return load_scenario(args.scenario, args.set)
 
 
-def _print_metrics(metrics):
+def _print_metrics(metrics, res=None):
+    """The metrics in display units; a metric without a sample says 'not measured', and
+    for the end-effector metrics of a run that ended before their window a line says why."""
     for name, value in metrics.items():
         unit = METRICS.get(name, ("-",))[0]
         print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
+    windowed = [m for m in ("ee_rms", "ee_max") if m in metrics and metrics[m] != metrics[m]]
+    if windowed and res is not None and len(res.t) and res.t[-1] < run_transient(res):
+        print(
+            f"  ({', '.join(windowed)}: not measured, the run ended at t = "
+            f"{float(res.t[-1]):g} s, before their window t >= metrics.transient = "
+            f"{run_transient(res):g} s)"
+        )
 
 
 def _verdict_exit(status, args) -> int:
@@ -92,8 +101,7 @@ def _verdict_exit(status, args) -> int:
 
 
 def _shown(value, metric):
-    if value is None or value != value:
-        return "n/a"
+    """A metric's value in display units; no value (None, NaN) is 'not measured'."""
     return format_quantity(value, METRICS[metric][0], kind=metric)
 
 
@@ -103,7 +111,7 @@ def _print_run_requirements(table):
     print("confidence apply to campaigns, `dqspace montecarlo`):")
     for r in table:
         limit = f"{r['op']} {_shown(r['limit'], r['metric'])}"
-        why = " (no value)" if r["status"] == UNDECIDED else ""
+        why = " (no value: not a PASS)" if r["value"] != r["value"] else ""
         print(f"  {r['metric']:24s} {_shown(r['value'], r['metric']):>14s} {limit:>14s}  ", end="")
         print(f"{r['status']}{why}")
 
@@ -124,7 +132,7 @@ def _print_campaign_requirements(table):
                 f"P{r['percentile']:g} {r['op']} {limit} at {100 * r['confidence']:g} %",
                 _shown(r["value"], m),
                 f"{side} {_shown(r['bound'], m)}" if r["bound"] is not None else "none",
-                str(r["n"]),
+                str(r["n"]) + (f" ({r['n_missing']} not measured)" if r.get("n_missing") else ""),
                 r["status"],
             )
         )
@@ -238,7 +246,7 @@ def cmd_run(args) -> int:
     metrics = res.manifest.get("metrics")
     table = []
     if metrics:
-        _print_metrics(metrics)
+        _print_metrics(metrics, res)
         table = judge_run(metrics, scenario_requirements(cfg))
         _print_run_requirements(table)
     for msg in res.manifest.get("degraded", []):
@@ -355,7 +363,8 @@ def cmd_montecarlo(args) -> int:
         cells = [format_quantity(p[q], unit, kind=m) for q in (50, 95, 99)]
         print(f"{m:26s} " + " ".join(f"{c:>14s}" for c in cells))
     _print_campaign_requirements(info["requirements"])
-    for w in info["warnings"]:
+    # the table's percentiles, then the requirements': the same lines as the report's
+    for w in percentile_warnings(info["n"] - info["n_failed"]) + info["warnings"]:
         log.warning("warning: %s", w)
     _print_sensitivity(info["sensitivity"])
     stop = info.get("until_confident")
@@ -493,12 +502,13 @@ def cmd_animate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """``dqspace report``: one self-contained HTML page of a result or of a Monte Carlo
-    campaign."""
+    """``dqspace report``: one self-contained HTML page of a result, or of a campaign
+    directory (a Monte Carlo campaign, a robust tuning, a sweep)."""
     from .figures import report  # matplotlib (the figures it embeds)
+    from .figures.report_campaign import campaign_kind  # loaded with the report (matplotlib)
 
     out = Path(args.out) if args.out else Path(args.result) / "report.html"
-    if (Path(args.result) / "montecarlo.json").is_file():
+    if campaign_kind(args.result) is not None:
         path = report.write_campaign_report(args.result, out)
     else:
         path = report.write_report(Results.load(args.result), out, source=args.result)

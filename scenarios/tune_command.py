@@ -10,8 +10,11 @@ command line imports it only for ``dqspace tune``.
 """
 
 import logging
+import sys
+import time
 from pathlib import Path
 
+from .._progress import Heartbeat, LineRate, beat_period, left_text
 from .campaigns.robust_tuning import robust_tune
 from .campaigns.tuning_goals import parse_objective
 from .campaigns.tuning_space import parse_param
@@ -62,6 +65,49 @@ def _tune_line(p, objective):
     )
 
 
+class _TuneLines:
+    """The progress of ``dqspace tune``: a line per candidate (:func:`_tune_line`); when
+    stderr is not a terminal (a pipe, a CI log), also a line at least every 30 s while a
+    candidate runs (:mod:`dqspace._progress`), so that a long candidate is not silence.
+    A context manager (the heartbeat's thread stops at its end)."""
+
+    def __init__(self, objective, budget, enabled=True):
+        self.objective, self.budget = objective, budget
+        self.t0 = time.perf_counter()
+        self.last = None  # (TuneProgress, the time it came)
+        self.rate = None if not enabled or sys.stderr.isatty() else LineRate()
+        self.heartbeat = None
+
+    def __enter__(self):
+        if self.rate is not None:
+            self.heartbeat = Heartbeat(beat_period(self.rate.max_wall), self.beat).start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+
+    def candidate(self, p):
+        """A candidate finished: its line."""
+        self.last = (p, time.perf_counter())
+        if self.rate is not None:
+            self.rate.mark(p.finished / p.budget)
+        log.info("%s", _tune_line(p, self.objective))
+
+    def beat(self):
+        """No line for a while: say which candidate runs, the wall time, the time left."""
+        p, at = self.last if self.last is not None else (None, self.t0)
+        done = p.finished if p is not None else 0
+        if not self.rate.due(done / self.budget):
+            return
+        now = time.perf_counter()
+        left = max(0.0, p.eta - (now - at)) if p is not None else None
+        log.info(
+            "tuning: candidate %d running (%d of %d finished), %s wall, %s",
+            done, done, self.budget, _duration(now - self.t0), left_text(left),
+        )  # fmt: skip
+
+
 def run_tune_command(args, sc, *, notice) -> int:
     """``dqspace tune`` on the scenario ``sc`` (loaded with ``--set``): check the
     parameters, run :func:`~dqspace.scenarios.campaigns.robust_tuning.robust_tune` with a
@@ -95,25 +141,25 @@ def run_tune_command(args, sc, *, notice) -> int:
         sc.name, ", ".join(params), args.budget, args.n, where, out,
     )  # fmt: skip
     notice("the tuning (each worker loads them)")
+    lines = _TuneLines(objective, args.budget, enabled=args.verbosity >= 0)
     try:
-        result = robust_tune(
-            sc,
-            params,
-            args.n,
-            objective=objective,
-            constraints=args.constraint,
-            requirements=args.requirements,
-            budget=args.budget,
-            seed=args.seed,
-            out=out,
-            resume=args.resume,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            progress=(lambda p: log.info("%s", _tune_line(p, objective)))
-            if args.verbosity >= 0
-            else False,
-            run_progress=args.verbosity > 0,
-        )
+        with lines:
+            result = robust_tune(
+                sc,
+                params,
+                args.n,
+                objective=objective,
+                constraints=args.constraint,
+                requirements=args.requirements,
+                budget=args.budget,
+                seed=args.seed,
+                out=out,
+                resume=args.resume,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                progress=lines.candidate if args.verbosity >= 0 else False,
+                run_progress=args.verbosity > 0,
+            )
     except KeyboardInterrupt:
         return fail(
             f"interrupted: the finished candidates are kept in {out} (history.csv); continue "

@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 from numba import njit, types
+from numba import typeof as numba_typeof
 
 from dqspace._jit import LazyKernel, compiled, lazy_njit
 from dqspace.dq import dq_from_translation
@@ -82,3 +83,66 @@ def test_a_lazy_kernel_keeps_its_name_doc_and_numbas_attributes():
         pass
     else:
         raise AssertionError("a missing attribute did not raise AttributeError")
+
+
+# ---------------------------------------------------------------- kernel pointers
+
+
+def _checked_total(blocks, k):
+    s = 0.0
+    for j in range(blocks[0].shape[0]):
+        if blocks[0][j] < 0.0:
+            raise ValueError("a negative entry")
+        s += k * blocks[0][j]
+    for a in blocks:
+        s += a[0]
+    return s
+
+
+def _through(fn, blocks, k):
+    return fn(blocks, k)
+
+
+def test_a_kernel_pointer_calls_the_native_entry_exceptions_and_all():
+    # numba's C wrapper (the only entry of a plain FunctionType argument) prints an exception
+    # and returns garbage; the native entry a KernelPointer carries propagates it, message
+    # and all, and passes a tuple of many arrays as a direct call does
+    from dqspace._jit import KernelPointer, NativeFunctionType, signature_on_first_call
+
+    kernel = signature_on_first_call({}, returns=types.float64)(_checked_total)
+    blocks = tuple(np.full(3, float(i)) for i in range(40))
+    ptr = kernel.pointer(blocks, 2.0)
+    assert isinstance(ptr, KernelPointer)
+    assert isinstance(numba_typeof(ptr), NativeFunctionType)
+    caller = njit(_through)
+    expected = 2.0 * 0.0 * 3 + sum(range(40))
+    assert caller(ptr, blocks, 2.0) == expected
+    assert ptr.jit_address() > 0
+    bad = (np.array([1.0, -1.0, 0.0]),) + blocks[1:]
+    try:
+        caller(ptr, bad, 2.0)
+    except ValueError as e:
+        assert "a negative entry" in str(e)
+    else:
+        raise AssertionError("the exception did not cross the pointer")
+
+
+def test_a_foreign_wrapper_address_still_calls_through_its_c_entry():
+    # an object that only gives a C wrapper's address (no native entry) is still called
+    from numba import cfunc
+
+    from dqspace._jit import KernelPointer
+
+    sig = types.float64(types.float64)
+    doubled = cfunc(sig)(lambda x: 2.0 * x)
+
+    class Foreign(types.WrapperAddressProtocol):
+        def __wrapper_address__(self):
+            return doubled.address
+
+        def signature(self):
+            return sig
+
+    ptr = KernelPointer(Foreign(), sig)
+    assert ptr.jit_address() == 0
+    assert njit(lambda f, x: f(x))(ptr, 1.5) == 3.0

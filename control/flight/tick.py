@@ -164,7 +164,8 @@ def tick(p, s, w, t, q, v, arm_ref, base_ref, cmd):
 # Each stage is a kernel of its own, compiled (and cached) for the types of its blocks and
 # reached from the tick through a pointer (:class:`~dqspace._jit.KernelPointer`): a new
 # kind of navigation recompiles the navigation stage and the small tick, not the laws.  A
-# stage returns a status: an exception cannot cross a pointer, so a stage catches its own
+# stage returns a status: a stage catches its own exception, so that the tick and the loop
+# stop where they are with every record kept
 # (numba does not keep the exception: the status names the stage).
 
 

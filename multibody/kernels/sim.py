@@ -23,7 +23,7 @@ compilation.
 import numpy as np
 from numba import get_num_threads, njit, prange, types
 
-from ..._jit import lazy_njit
+from ..._jit import NativeFunctionType, lazy_njit
 from .articulated import _aba as forward_dynamics  # the one forward dynamics of the integrators
 from .configuration import dexpinv, integrate
 from .layout import ABA_WIDTH
@@ -45,7 +45,7 @@ _M = types.float64[:, ::1]
 #: Signature of an inputs callback: (t, t_step, q, v, params, mem, tau_out, fext_out) -> None.
 #: q, v and params are read-only; mem, tau_out and fext_out are written.
 INPUTS_SIG = types.void(types.float64, types.float64, _RV, _RV, _RV, _V, _V, _M)
-InputsFn = types.FunctionType(INPUTS_SIG)
+InputsFn = NativeFunctionType(INPUTS_SIG)
 
 OK, SINGULAR, NONFINITE = 0, 1, 2
 

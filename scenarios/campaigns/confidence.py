@@ -18,6 +18,14 @@ or below the limit, **NOT MET** when the lower bound is above it, and **UNDECIDE
 otherwise (more runs decide it); a requirement ``P_p(X) >= limit`` the other way round.
 Nothing here depends on how the runs were made.
 
+A run without a value (NaN: the metric was **not measured**, e.g. the run ended before the
+metric's window, or the run failed) is not left out of the bounds: it could have been
+anything, so the upper bound takes it as larger than every measured run and the lower bound
+as smaller.  The bounds are then those of all N runs whatever the unmeasured ones were: a
+campaign is never MET (nor NOT MET) because of the runs it did not measure, and one with
+every run unmeasured is UNDECIDED.  The sample percentile (the estimate) is that of the
+measured runs.
+
 A single run is judged on its value (:func:`value_verdict`): the percentile and the
 confidence do not apply to one run.
 """
@@ -104,8 +112,12 @@ class Bound:
     confidence : float in (0, 1)
     n : int, the runs
     estimate : float, the sample percentile (``numpy.percentile``, linear interpolation)
-    upper, lower : float or None, the order-statistics bounds (None: too few runs)
-    upper_rank, lower_rank : int or None, the ranks (1-based) they are
+    upper, lower : float or None, the order-statistics bounds (None: too few runs, or the
+        rank falls on a run without a value)
+    upper_rank, lower_rank : int or None, the ranks (1-based, among all ``n + missing``
+        runs) they are
+    missing : int, the runs without a value (not measured: NaN), ranked last for the upper
+        bound and first for the lower one (module docstring)
     """
 
     percentile: float
@@ -116,6 +128,7 @@ class Bound:
     lower: float | None
     upper_rank: int | None
     lower_rank: int | None
+    missing: int = 0
 
     def as_dict(self) -> dict:
         """Plain data (JSON)."""
@@ -128,23 +141,26 @@ class Bound:
             "lower": self.lower,
             "upper_rank": self.upper_rank,
             "lower_rank": self.lower_rank,
+            "missing": self.missing,
         }
 
 
 def percentile_bounds(values, percentile: float, confidence: float = DEFAULT_CONFIDENCE) -> Bound:
     """The sample percentile of ``values`` (its finite entries) and its distribution-free
-    confidence bounds (module docstring); ``percentile`` in percent."""
+    confidence bounds over all the runs (module docstring): a run without a finite value
+    (not measured) counts as larger than every other for the upper bound and as smaller for
+    the lower one, so a bound that falls on it is None; ``percentile`` in percent."""
     x = np.sort(np.asarray(values, dtype=float).ravel())
+    total = x.size
     x = x[np.isfinite(x)]
     p = float(percentile) / 100.0
-    n = x.size
-    hi = upper_rank(n, p, confidence) if n else None
-    lo = lower_rank(n, p, confidence) if n else None
+    n, missing = x.size, total - x.size
+    hi = upper_rank(total, p, confidence) if total else None
+    lo = lower_rank(total, p, confidence) if total else None
     est = float(np.percentile(x, percentile)) if n else float("nan")
-    return Bound(
-        float(percentile), float(confidence), n, est,
-        float(x[hi - 1]) if hi else None, float(x[lo - 1]) if lo else None, hi, lo,
-    )  # fmt: skip
+    upper = float(x[hi - 1]) if hi and hi <= n else None  # past n: an unmeasured run
+    lower = float(x[lo - 1 - missing]) if lo and lo > missing else None
+    return Bound(float(percentile), float(confidence), n, est, upper, lower, hi, lo, missing)
 
 
 @dataclass(frozen=True)
@@ -174,19 +190,28 @@ def verdict(values, op: str, limit: float, percentile: float,
     c = f"{100 * confidence:g} %"
     name = f"P{percentile:g}"
     if b.n == 0:
-        return Verdict(UNDECIDED, b, op, limit, "no finite value")
+        why = "no finite value" + (f" (not measured in {b.missing} runs)" if b.missing else "")
+        return Verdict(UNDECIDED, b, op, limit, why)
+    runs = f"{b.n} runs" + (f", {b.missing} not measured" if b.missing else "")
     near, far = (b.upper, b.lower) if op == "<=" else (b.lower, b.upper)
     ok = (near is not None) and (near <= limit if op == "<=" else near >= limit)
     bad = (far is not None) and (far > limit if op == "<=" else far < limit)
     if ok:
-        return Verdict(MET, b, op, limit, f"{name} {op} {limit:g} at {c} ({b.n} runs)")
+        return Verdict(MET, b, op, limit, f"{name} {op} {limit:g} at {c} ({runs})")
     if bad:
-        return Verdict(NOT_MET, b, op, limit, f"{name} beyond {limit:g} at {c} ({b.n} runs)")
-    if near is None:
-        need = min_runs(percentile / 100.0 if op == "<=" else 1 - percentile / 100.0, confidence)
-        why = f"too few runs for {name} at {c}: {b.n} (at least {need} needed)"
+        return Verdict(NOT_MET, b, op, limit, f"{name} beyond {limit:g} at {c} ({runs})")
+    need = min_runs(percentile / 100.0 if op == "<=" else 1 - percentile / 100.0, confidence)
+    if near is None and b.missing and b.n + b.missing >= need:
+        why = (
+            f"{name} not decided at {c}: its bound falls on one of the {b.missing} runs "
+            f"not measured ({b.n} measured)"
+        )
+    elif near is None:
+        why = f"too few runs for {name} at {c}: {b.n + b.missing} (at least {need} needed)"
+        if b.missing:
+            why += f"; {b.missing} not measured"
     else:
-        why = f"{name} not decided at {c} by {b.n} runs"
+        why = f"{name} not decided at {c} by {runs}"
     return Verdict(UNDECIDED, b, op, limit, why)
 
 

@@ -22,9 +22,10 @@ With ``out`` each run also keeps its errors over time, decimated to
 :data:`ENVELOPE_SAMPLES` bins (:func:`envelope_series`: the largest value in each bin, so
 the series' maximum is the run's metric), in ``<out>/variants/<id>/series.npz``, and the
 campaign writes ``montecarlo.json``: ``n`` (runs made), ``seed``, ``scenario``,
-``dispersions``, ``percentiles``, ``requirements`` (the rows), ``verdict`` (the overall
-one), ``warnings``, ``n_failed``, ``sensitivity`` and, with ``until_confident``, ``{cap,
-batch, batches, stopped}`` (``stopped``: ``"decided"`` or ``"cap"``).  The figures,
+``transient`` (its ``metrics.transient`` [s]), ``dispersions``, ``percentiles``,
+``requirements`` (the rows), ``verdict`` (the overall one), ``warnings``, ``n_failed``,
+``sensitivity`` and, with ``until_confident``, ``{cap, batch, batches, stopped}``
+(``stopped``: ``"decided"`` or ``"cap"``).  The figures,
 ``montecarlo.png`` (histograms of the required metrics with their limits, percentiles and
 bounds), ``montecarlo_envelopes.png`` (percentile bands over time, :func:`envelopes`) and
 ``montecarlo_sensitivity.png`` (a tornado plot of the PRCC), are drawn from those files by
@@ -42,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..sim.metrics import METRICS
+from ..sim.metrics import DEFAULT_TRANSIENT, METRICS
 from ..spec import requirements as spec_requirements
 from ..spec.dispersions import Dispersions, percentiles
 from ..spec.requirements import DEFAULT_REQUIREMENTS
@@ -61,7 +62,7 @@ from ..store.received import (
     read_json,
     read_npz,
 )
-from ..store.storage import atomic_write_bytes
+from ..store.storage import atomic_write_bytes, json_safe
 from ..store.sweep_store import SERIES_FILE
 from .confidence import MET, NOT_MET, UNDECIDED
 from .sensitivity import campaign_sensitivity
@@ -483,6 +484,7 @@ def montecarlo(
         "n": len(df),
         "seed": seed,
         "scenario": scenario.name,
+        "transient": float(scenario.config.get("metrics", {}).get("transient", DEFAULT_TRANSIENT)),
         "dispersions": table,
         "percentiles": {m: percentiles(v) for m, v in rows.items()},
         "requirements": req,
@@ -498,6 +500,7 @@ def montecarlo(
     if out is not None:
         out = Path(out)
         tmp = out / "montecarlo.json.tmp"
-        tmp.write_text(json.dumps(info, indent=1, default=float), encoding="utf-8")
+        text = json.dumps(json_safe(info), indent=1, default=float, allow_nan=False)
+        tmp.write_text(text, encoding="utf-8")  # strict JSON: not measured is null
         os.replace(tmp, out / "montecarlo.json")
     return df

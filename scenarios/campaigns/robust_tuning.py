@@ -438,7 +438,10 @@ class _Study:
             trial=trial.number,
             params=design_values(self.space, trial.params),
             overrides=canon,
-            objective=self.obj.value(df[self.obj.metric].to_numpy(dtype=float)),
+            # NaN when a completed run did not measure it (failed runs: left out)
+            objective=self.obj.value(
+                df[self.obj.metric].to_numpy(dtype=float), completed=df["error"].isna().to_numpy()
+            ),
             constraints=tuple(results),
             n_runs=len(df),
             n_failed=n_failed,

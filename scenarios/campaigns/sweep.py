@@ -23,9 +23,9 @@ the other in the calling process (debugging, reference timings).  Every worker
 compiles (or loads from numba's on-disk cache) the simulation kernels on first
 use.
 
-Storage (``out``): ``<out>/sweep.json`` (the base scenario),
+Storage (``out``): ``<out>/sweep.json`` (the base scenario and its requirements),
 ``<out>/variants/<id>/metrics.json`` per variant (its overrides, metrics, run
-time, error), optionally ``<out>/variants/<id>/result/`` (the full result), and
+time, error, degradations), optionally ``<out>/variants/<id>/result/`` (the full result), and
 ``<out>/metrics.csv`` (the DataFrame).  Every file is written atomically by the
 client as its variant completes, so a sweep interrupted and restarted with the
 same ``out`` runs only the variants not yet stored.  One sweep at a time writes an
@@ -50,6 +50,7 @@ import logging
 import os
 import socket
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..._progress import Heartbeat, LineRate, beat_period, left_text
 from ..sim.metrics import METRICS, summarize
 from ..spec.scenario import Scenario, load_scenario
 from ..spec.variants import make_variants, override_cell, resolved_value
@@ -142,12 +144,14 @@ def _evaluate(config, source, custom, keep_result, series=None):
 
     Returns dict: metrics (name -> float), run_time [s], error (str or None),
     traceback, result (Results or None), series (``series(result)``: dict name -> 1-D
-    float array, or None).
+    float array, or None), degraded (the run's degradations, one line each: its
+    manifest's ``degraded``).
     """
     from ..sim.runner import run  # the simulation (numba kernels): on the worker, when used
 
     rec = {"metrics": {}, "run_time": float("nan"), "error": None, "traceback": None}
     rec["result"] = rec["series"] = None
+    rec["degraded"] = []
     rec["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     t0 = time.perf_counter()
     try:
@@ -158,6 +162,7 @@ def _evaluate(config, source, custom, keep_result, series=None):
         rec["traceback"] = traceback.format_exc()
         return rec
     rec["run_time"] = time.perf_counter() - t0
+    rec["degraded"] = [str(d) for d in res.manifest.get("degraded") or []]
     errors = []
     fns = dict(custom)
     if config["scenario"]["kind"] == "closed_loop":
@@ -191,7 +196,12 @@ def _evaluate(config, source, custom, keep_result, series=None):
 
 
 class _Progress:
-    """``sweep: 5/16 done (2 stored, 1 failed), 12.3 s`` on stderr."""
+    """On a terminal (or in Jupyter) one line redrawn in place:
+    ``sweep [####    ] 5/16 variants (2 stored, 1 failed)  12.3 s``.  Elsewhere (a pipe,
+    a CI log) plain lines at the rate of :class:`dqspace._progress.LineRate`, a heartbeat
+    among them while no variant finishes:
+    ``sweep: 5/16 variants (2 stored, 1 failed), 12.3 s wall, about 40 s left`` (the time
+    left: the wall time so far per variant run now, times the variants left)."""
 
     def __init__(self, total, n_cached, enabled, stream=None):
         self.stream = stream or sys.stderr
@@ -200,31 +210,43 @@ class _Progress:
         mod = type(self.stream).__module__
         self.live = getattr(self.stream, "isatty", lambda: False)() or mod.startswith("ipykernel")
         self.t0 = time.perf_counter()
-        self.shown = -1
-        self.show()
+        self.lock = threading.Lock()  # the heartbeat's thread shows too
+        self.rate = self.heartbeat = None
+        if self.enabled and not self.live:
+            self.rate = LineRate()
+            self.heartbeat = Heartbeat(beat_period(self.rate.max_wall), self.show).start()
+        self.show(first=True)
 
     def add(self, failed):
         self.done += 1
         self.failed += bool(failed)
         self.show()
 
-    def show(self):
+    def show(self, first=False):
         if not self.enabled:
             return
-        decile = 10 * self.done // self.total
-        if not self.live and decile == self.shown and self.done < self.total:
-            return
-        self.shown = decile
+        with self.lock:
+            self._show(first)
+
+    def _show(self, first):
         el = time.perf_counter() - self.t0
-        bar = "#" * (20 * self.done // self.total)
-        line = (
-            f"sweep [{bar:20s}] {self.done}/{self.total} variants "
-            f"({self.cached} stored, {self.failed} failed)  {el:.1f} s"
-        )
-        self.stream.write(("\r" + line) if self.live else line + "\n")
+        counts = f"{self.done}/{self.total} variants ({self.cached} stored, {self.failed} failed)"
+        if self.live:
+            bar = "#" * (20 * self.done // self.total)
+            self.stream.write(f"\rsweep [{bar:20s}] {counts}  {el:.1f} s")
+            self.stream.flush()
+            return
+        if not (self.rate.due(self.done / self.total) or first):
+            return
+        run_now = self.done - self.cached  # the stored ones took no time
+        left = left_text(el / run_now * (self.total - self.done) if run_now > 0 else None)
+        left = "done" if self.done >= self.total else left
+        self.stream.write(f"sweep: {counts}, {el:.1f} s wall, {left}\n")
         self.stream.flush()
 
     def close(self):
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
         if self.enabled and self.live:
             self.stream.write("\n")
             self.stream.flush()
@@ -390,6 +412,7 @@ def _run_dask(client, todo, custom, keep, series, on_done):
                     "result": None,
                     "series": None,
                     "worker": None,
+                    "degraded": [],
                 }
                 persist = False
             on_done(v, rec, persist=persist)

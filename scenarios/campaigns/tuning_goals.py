@@ -25,6 +25,12 @@ Failed runs are left out of the percentiles, as in a Monte Carlo campaign, but a
 with a failed run is never feasible (the implicit constraint ``failed_runs``, its margin the
 failed fraction).  Infeasible candidates rank by their total violation, the sum of the
 positive margins.
+
+A metric **not measured** in a run (NaN: no sample in its window, see the scenario key
+``metrics.transient``) is never a good value: a constraint on it is not met on those runs'
+account (the bound takes them as the worst case; a sample verdict is UNDECIDED, its margin
+at least the unmeasured fraction), and an objective not measured in a completed run is NaN
+for that candidate, which ranks after every candidate with a value.
 """
 
 from __future__ import annotations
@@ -91,9 +97,17 @@ class Objective:
         """``"total_impulse P50"``."""
         return f"{self.metric} {self.stat}"
 
-    def value(self, values) -> float:
-        """The statistic of the finite values (NaN when there are none)."""
-        v = _finite(values)
+    def value(self, values, completed=None) -> float:
+        """The statistic of the finite values (NaN when there are none).
+
+        ``completed`` (bool per run, optional): the runs that completed.  A completed run
+        without a value did not measure the metric (no sample in its window): the objective
+        is then NaN, not measured, never the statistic of the runs that did; the runs that
+        failed are left out."""
+        v = np.asarray(values, dtype=float).ravel()
+        if completed is not None and np.isnan(v[np.asarray(completed, bool).ravel()]).any():
+            return float("nan")
+        v = _finite(v)
         if not v.size:
             return float("nan")
         if self.stat == "mean":
@@ -179,8 +193,13 @@ class Constraint:
                 f"sample {name} {'within' if ok else 'beyond'} {self.limit:g} ({b.n} runs; "
                 f"{self.bound_runs()} give a bound at {100 * self.confidence:g} %)"
             )
+            if b.missing and ok:  # the runs that did not measure it could be beyond
+                status = UNDECIDED
+                reason += f"; not measured in {b.missing} runs"
         scale = abs(self.limit) or 1.0
         margin = (value - self.limit) / scale if self.op == "<=" else (self.limit - value) / scale
+        if status == UNDECIDED and b.missing:  # never feasible: the unmeasured fraction
+            margin = max(margin, 0.0) + b.missing / (b.n + b.missing)
         return ConstraintResult(self, b.estimate, near, value, judged_on, status, margin, reason)
 
     def as_dict(self) -> dict:

@@ -66,7 +66,8 @@ class Candidate:
     trial : int, the study's trial number (an interrupted trial is continued by a later one)
     params : dict parameter name -> value applied
     overrides : dict scenario key -> value (what the design changes in the base scenario)
-    objective : float, the objective's value (SI; NaN when no run has a finite value)
+    objective : float, the objective's value (SI; NaN: not measured in a completed run,
+        or no run has a value; ranked after every candidate with one)
     constraints : tuple of ConstraintResult, the constraints', then ``failed_runs``
     n_runs, n_failed : int, the campaign's runs and those that failed
     runs_run, runs_reused : int, runs made for it in the session that finished it, and

@@ -7,9 +7,14 @@ percentile (``value``), the order-statistics bounds at the requirement's confide
 ``<=`` requirement, the lower one of a ``>=``), the runs with a value (``n``), the fewest
 runs that can bound that percentile (``min_runs``) and the verdict (``status``: MET, NOT
 MET or UNDECIDED, with its ``reason``), all from
-:func:`dqspace.scenarios.campaigns.confidence.verdict`.  A single run
+:func:`dqspace.scenarios.campaigns.confidence.verdict`.  A run without a value of the
+metric (failed, or the metric not measured) is left out of the percentile but not of the
+verdict: the bounds take it as the worst case, so a requirement is never MET because of
+runs that did not measure it (a campaign that measured it in no run is UNDECIDED).  A single run
 (:func:`judge_run`) is judged on its values: the percentile and the confidence do not apply
-to one run.
+to one run.  :func:`campaign_warnings` and :func:`percentile_warnings` say when the runs are
+too few to bound a requirement's percentile, or the percentiles of a campaign's table, at
+the confidence (the console and the report print the same lines).
 
 :func:`overall` is NOT MET when a requirement is NOT MET, else UNDECIDED when one is
 UNDECIDED, else MET (what the command line's exit status follows).
@@ -23,9 +28,29 @@ import numpy as np
 
 from ..spec.config import did_you_mean
 from ..spec.requirements import parse_requirement
-from .confidence import MET, NOT_MET, UNDECIDED, min_runs, value_verdict, verdict
+from .confidence import (
+    DEFAULT_CONFIDENCE,
+    MET,
+    NOT_MET,
+    UNDECIDED,
+    min_runs,
+    value_verdict,
+    verdict,
+)
 
-__all__ = ["judge_campaign", "judge_run", "overall", "campaign_warnings"]
+__all__ = [
+    "judge_campaign",
+    "judge_run",
+    "overall",
+    "campaign_warnings",
+    "small_sample_warnings",
+    "missing_value_warnings",
+    "percentile_warnings",
+    "TABLE_PERCENTILES",
+]
+
+#: the percentiles a campaign reports for every metric (the console's and the report's table)
+TABLE_PERCENTILES = (50, 95, 99)
 
 
 def _requirements(requirements: Mapping, rows: Mapping) -> dict:
@@ -44,7 +69,9 @@ def judge_campaign(rows: Mapping[str, Sequence[float]], requirements: Mapping) -
 
     Parameters
     ----------
-    rows : metric -> (N,) the runs' values (SI; NaN: a failed run or no value, left out)
+    rows : metric -> (N,) the runs' values (SI; NaN: a failed run or a metric not
+        measured: left out of the sample percentile, and taken as the worst case by the
+        bounds, :func:`dqspace.scenarios.campaigns.confidence.percentile_bounds`)
     requirements : metric -> Requirement (or what
         :func:`dqspace.scenarios.spec.requirements.parse_requirement` reads: a 3-tuple
         ``(op, limit, percentile)`` is judged at the default confidence)
@@ -53,10 +80,11 @@ def judge_campaign(rows: Mapping[str, Sequence[float]], requirements: Mapping) -
     -------
     list of dict, one per requirement (JSON-ready): ``metric``, ``op``, ``limit``,
     ``percentile``, ``confidence``, ``n`` (runs with a value), ``n_missing`` (runs
-    without), ``value`` (the sample percentile), ``upper`` / ``lower`` (the bounds; None:
-    too few runs), ``upper_rank`` / ``lower_rank``, ``bound`` (the one judged), ``min_runs``
-    (the fewest runs with which that bound exists), ``status``, ``reason``, ``ok``
-    (status is MET).
+    without: not measured), ``value`` (the sample percentile of the measured runs; NaN:
+    none), ``upper`` / ``lower`` (the bounds; None: too few runs, or the bound falls on a
+    run not measured), ``upper_rank`` / ``lower_rank`` (among all the runs), ``bound``
+    (the one judged), ``min_runs`` (the fewest runs with which that bound exists),
+    ``status``, ``reason``, ``ok`` (status is MET).
     """
     out = []
     for metric, req in _requirements(requirements, rows).items():
@@ -129,20 +157,60 @@ def overall(table: Sequence[Mapping]) -> str:
 def campaign_warnings(table: Sequence[Mapping]) -> list[str]:
     """One line per set of requirements whose percentile the campaign's runs cannot bound
     at their confidence (fewer runs than ``min_runs``), saying how many are needed; and
-    one per requirement whose metric some runs have no value for."""
-    short, missing = {}, []
+    one per requirement whose metric some runs have no value for
+    (:func:`small_sample_warnings`, then :func:`missing_value_warnings`)."""
+    return small_sample_warnings(table) + missing_value_warnings(table)
+
+
+def small_sample_warnings(table: Sequence[Mapping]) -> list[str]:
+    """One line per set of requirements (rows of :func:`judge_campaign`) whose percentile
+    the runs cannot bound at their confidence, saying how many runs are needed."""
+    short = {}
     for r in table:
         if r["n"] < r["min_runs"]:
             key = (r["n"], r["percentile"], r["confidence"], r["min_runs"])
             short.setdefault(key, []).append(r["metric"])
-        if r["n_missing"]:
-            missing.append(
-                f"{r['metric']}: {r['n_missing']} runs have no value (failed, or ended before "
-                f"the metric's window): left out of its percentile and verdict"
-            )
-    out = [
+    return [
         f"{', '.join(metrics)}: {n} runs cannot bound P{pct:g} at {100 * conf:g} % "
         f"confidence: at least {need} runs are needed"
         for (n, pct, conf, need), metrics in short.items()
     ]
-    return out + missing
+
+
+def missing_value_warnings(table: Sequence[Mapping]) -> list[str]:
+    """One line per requirement (rows of :func:`judge_campaign`) whose metric some runs
+    have no value (not measured: left out of its percentile, the worst case in its verdict)."""
+    return [
+        f"{r['metric']}: not measured in {r['n_missing']} runs (failed, or ended "
+        f"before the metric's window): left out of its percentile; its verdict "
+        f"holds whatever they were (never MET because of them)"
+        for r in table
+        if r["n_missing"]
+    ]
+
+
+def percentile_warnings(
+    n: int, percentiles=TABLE_PERCENTILES, confidence: float = DEFAULT_CONFIDENCE
+) -> list[str]:
+    """One line when ``n`` runs are too few to bound some of ``percentiles`` (in percent)
+    from above at ``confidence`` (:func:`~dqspace.scenarios.campaigns.confidence.min_runs`):
+    those percentiles of a campaign's table are then sample values only, the largest runs
+    interpolated, with no statement of how far the true percentile may lie beyond them.
+    None when the runs are enough for all (or when there is no run)."""
+    short = [(p, min_runs(p / 100.0, confidence)) for p in percentiles]
+    short = [(p, need) for p, need in short if n < need]
+    if not short or n < 1:
+        return []
+    c = f"{100 * confidence:g} %"
+    if len(short) == 1:
+        ((p, need),) = short
+        return [
+            f"P{p:g} of {n} runs is a sample value only: no run bounds it at {c} confidence "
+            f"({need} runs are needed)"
+        ]
+    names = ", ".join(f"P{p:g}" for p, _ in short[:-1]) + f" and P{short[-1][0]:g}"
+    needs = ", ".join(f"{need} for P{p:g}" for p, need in short)
+    return [
+        f"{names} of {n} runs are sample values only: no run bounds them at {c} confidence "
+        f"(runs needed: {needs})"
+    ]

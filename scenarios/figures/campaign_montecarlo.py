@@ -21,7 +21,7 @@ from ..campaigns.montecarlo import (
     read_summary,
 )
 from ..campaigns.verdicts import judge_campaign, overall
-from ..sim.metrics import METRICS
+from ..sim.metrics import DEFAULT_TRANSIENT, METRICS
 from ..store.sweep_store import load_sweep
 from .campaign_sensitivity import plot_sensitivity
 from .common import (
@@ -32,9 +32,8 @@ from .common import (
     log_view,
     plain_ticks,
     save,
-    transient,
 )
-from .units import format_number, to_display
+from .units import NOT_MEASURED, format_number, to_display
 
 __all__ = ["plot_envelopes", "plot_histograms", "plot_montecarlo", "verdict_text"]
 
@@ -46,7 +45,7 @@ _ENVELOPE_LABELS = {
 
 
 def plot_envelopes(
-    env: Mapping, requirements: Mapping, *, name="", n_runs=None, verdicts=()
+    env: Mapping, requirements: Mapping, *, name="", n_runs=None, verdicts=(), transient=None
 ) -> Figure:
     """Percentile bands over time of a campaign
     (:func:`dqspace.scenarios.campaigns.montecarlo.envelopes`): min-max shaded, P50 / P95 /
@@ -54,7 +53,7 @@ def plot_envelopes(
     Requirement or (op, limit, percentile)}`` dotted; the end-effector panel hatches the
     transient its metric leaves out.  ``verdicts``: the campaign's requirement rows
     (:func:`dqspace.scenarios.campaigns.verdicts.judge_campaign`), stated above their
-    panels."""
+    panels.  ``transient`` [s]: the campaign's ``metrics.transient`` (default 2 s)."""
     judged = {r["metric"]: r for r in verdicts}
     names = [m for m in ENVELOPE_SERIES if m in env]
     if not names:
@@ -122,7 +121,7 @@ def plot_envelopes(
                 )
             extra.append(lim)
         if m == "ee_max" and len(t):
-            tr = transient()
+            tr = DEFAULT_TRANSIENT if transient is None else float(transient)
             ax.axvspan(
                 0.0,
                 min(tr, float(t[-1])),
@@ -152,11 +151,15 @@ def verdict_text(row: Mapping, unit: str, kind: str) -> str:
     limit = format_number(to_display(row["limit"], si, kind=kind)[0])
     head = f"{row['status']}: P{row['percentile']:g} {op} {limit} {unit}"
     head += f" at {100 * row['confidence']:g} %"
+    missing = row.get("n_missing") or 0
+    runs = f"{row['n']} runs" + (f", {missing} not measured" if missing else "")
     if row.get("bound") is None:
-        return f"{head} ({row['n']} runs: too few for a bound, {row['min_runs']} needed)"
+        if missing and row["n"] + missing >= row["min_runs"]:
+            return f"{head} ({runs}: the bound falls on a run not measured)"
+        return f"{head} ({runs}: too few for a bound, {row['min_runs']} needed)"
     side = "upper" if row["op"] == "<=" else "lower"
     bound = format_number(to_display(row["bound"], si, kind=kind)[0])
-    return f"{head} ({side} bound {bound} {unit}, {row['n']} runs)"
+    return f"{head} ({side} bound {bound} {unit}, {runs})"
 
 
 def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name="", n=None):
@@ -176,7 +179,8 @@ def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name=
         raw = np.asarray(rows[m], float)
         values, unit = to_display(raw[np.isfinite(raw)], si, kind=m)
         limit, _ = to_display(r["limit"], si, kind=m)
-        at, _ = to_display(r["value"], si, kind=m)
+        value = r["value"]  # NaN, or None from the file: no run measured it
+        at = float("nan") if value is None else to_display(float(value), si, kind=m)[0]
         ax.hist(values, bins=min(30, max(5, len(values) // 5)), color="0.7", edgecolor="0.2")
         op = {"<=": "≤", ">=": "≥"}.get(r["op"], r["op"])
         req_label = f"requirement {op} {format_number(limit)} {unit}"
@@ -186,8 +190,11 @@ def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name=
         else:  # far off: drawing it would squash the histogram
             ax.plot([], [], color="k", ls="--", lw=1.8, label=req_label + " (off scale)")
         pct = f"P{r['percentile']:g}"
-        label = f"{pct} = {format_number(at)} {unit}"
-        ax.axvline(at, color="C0", lw=1.8, ls="-", label=label, gid="percentile")
+        if at == at:
+            label = f"{pct} = {format_number(at)} {unit}"
+            ax.axvline(at, color="C0", lw=1.8, ls="-", label=label, gid="percentile")
+        else:  # not measured in any run: no line at 0
+            ax.plot([], [], color="C0", lw=1.8, label=f"{pct}: {NOT_MEASURED} in any run")
         side = "upper" if r["op"] == "<=" else "lower"
         conf = f"{100 * r['confidence']:g} %"
         if r.get("bound") is not None:
@@ -200,10 +207,12 @@ def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name=
                 ls="-.",
                 gid="bound",
                 label=f"{pct} {side} bound at {conf} = {format_number(b)} {unit}\n"
-                f"(run {rank} of {r['n']} sorted)",
+                f"(run {rank} of {r['n'] + (r.get('n_missing') or 0)} sorted)",
             )
         else:
-            ax.plot([], [], color="C3", ls="-.", label=f"no {side} bound at {conf}: {r['n']} runs")
+            missing = r.get("n_missing") or 0
+            runs = f"{r['n']} runs" + (f", {missing} not measured" if missing else "")
+            ax.plot([], [], color="C3", ls="-.", label=f"no {side} bound at {conf}: {runs}")
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel(f"{m} [{unit}]")
         ax.set_ylabel("runs [-]")
@@ -255,7 +264,14 @@ def plot_montecarlo(
     paths = save(plot_histograms(rows, req, name=name, n=n), where / "montecarlo", formats)
     if series:
         spec = {r["metric"]: (r["op"], r["limit"], r["percentile"]) for r in req}
-        fig = plot_envelopes(envelopes(series), spec, name=name, n_runs=n, verdicts=req)
+        fig = plot_envelopes(
+            envelopes(series),
+            spec,
+            name=name,
+            n_runs=n,
+            verdicts=req,
+            transient=info.get("transient"),
+        )
         paths += save(fig, where / "montecarlo_envelopes", formats)
     sens = info.get("sensitivity") or {}
     if any(e.get("parameters") for e in sens.get("metrics", {}).values()):

@@ -90,7 +90,9 @@ def _failed(df):
 def plot_sweep_tradeoff(df, base_config: Mapping | None = None, metrics=TRADEOFF_METRICS) -> Figure:
     """A sweep's metrics against its first swept key (one line per value of the other
     swept keys), in display units, with the requirements (``base_config``'s
-    ``requirements`` or the defaults); failed variants are red crosses along the top."""
+    ``requirements`` or the defaults); failed variants are red crosses along the top, and
+    variants that did not measure a metric (no sample in its window) grey circles along
+    the bottom, counted in the panel's title (a value not measured is never drawn as 0)."""
     keys = swept_keys(df)
     metrics = [m for m in metrics if m in df.columns]
     if not metrics:
@@ -147,6 +149,21 @@ def plot_sweep_tradeoff(df, base_config: Mapping | None = None, metrics=TRADEOFF
             finite = np.r_[finite, lim]
         if finite.size and finite.max() / finite.min() > 20.0:
             ax.set_yscale("log")
+        unmeasured = ~failed & ~np.isfinite(y)  # completed, but no value: not measured
+        if unmeasured.any():
+            ax.plot(
+                x[unmeasured],
+                np.full(int(unmeasured.sum()), 0.03),
+                ls="none",
+                marker="o",
+                mfc="none",
+                mec="0.45",
+                ms=7,
+                transform=ax.get_xaxis_transform(),
+                label="not measured",
+                gid="not_measured",
+            )
+            parts.append(f"not measured in {int(unmeasured.sum())} of {len(df)}")
         if failed.any():
             ax.plot(
                 x[failed],
@@ -255,6 +272,9 @@ def plot_pareto(
                 line(lim, **LIMIT_STYLE, gid="requirement", label=text)
             else:  # far off: drawing it would squash the points into a corner
                 notes.append(f"requirement {text} off scale ({met} of {len(v)} meet it)")
+    unmeasured = int(np.sum(~_failed(df) & ~(np.isfinite(xa) & np.isfinite(yb))))
+    if unmeasured:
+        notes.append(f"{unmeasured} variants not measured (not shown)")
     if notes:
         ax.set_title("; ".join(notes), loc="left", fontsize="small")
     for axis, v in (("x", xa), ("y", yb)):

@@ -136,6 +136,14 @@ def _judged(r):
     return f"P{r['percentile']:g}" + (" bound" if r.get("judged_on") == "bound" else "")
 
 
+def _feasibility_scatter(ax, x, y, feas):
+    """The candidates at ``(x, y)``: feasible ones filled, infeasible ones as red rings."""
+    ax.plot(x[feas], y[feas], ls="none", marker="o", ms=6, color="C0", label="feasible",
+            gid="feasible")  # fmt: skip
+    ax.plot(x[~feas], y[~feas], ls="none", marker="o", ms=6, mfc="none", mec="C3",
+            label="infeasible", gid="infeasible")  # fmt: skip
+
+
 def plot_tuning_history(doc: Mapping) -> Figure:
     """The objective and the constraint margins against the candidate number."""
     num, obj, feas, cons = _columns(doc)
@@ -146,27 +154,7 @@ def plot_tuning_history(doc: Mapping) -> Figure:
         2, _title(doc, "objective and constraints per candidate"), height=2.8, sharex=True
     )
     ax = axes[0, 0]
-    ax.plot(
-        num[feas],
-        y[feas],
-        ls="none",
-        marker="o",
-        ms=6,
-        color="C0",
-        label="feasible",
-        gid="feasible",
-    )
-    ax.plot(
-        num[~feas],
-        y[~feas],
-        ls="none",
-        marker="o",
-        ms=6,
-        mfc="none",
-        mec="C3",
-        label="infeasible",
-        gid="infeasible",
-    )
+    _feasibility_scatter(ax, num, y, feas)
     best = np.where(feas, y, np.nan)
     best_so_far = np.fmin.accumulate(best) if best.size else best
     if np.isfinite(best_so_far).any():
@@ -246,27 +234,7 @@ def plot_tuning_pareto(doc: Mapping) -> Figure:
         y, yunit = _display(value, key)
         sign = 1.0 if r["op"] == "<=" else -1.0
         front = pareto_front(x, sign * y)
-        ax.plot(
-            x[feas],
-            y[feas],
-            ls="none",
-            marker="o",
-            ms=6,
-            color="C0",
-            label="feasible",
-            gid="feasible",
-        )
-        ax.plot(
-            x[~feas],
-            y[~feas],
-            ls="none",
-            marker="o",
-            ms=6,
-            mfc="none",
-            mec="C3",
-            label="infeasible",
-            gid="infeasible",
-        )
+        _feasibility_scatter(ax, x, y, feas)
         if front.size:
             ax.plot(
                 x[front],

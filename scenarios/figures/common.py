@@ -8,13 +8,15 @@ outside the axes on the right, lines that differ in style as well as colour, a r
 for a run that did not complete, requirements and limits as dotted black lines with the
 metric's value stated.
 
+The run's status on its figures (the title's status line, the events and degradations
+marked on every panel) is in :mod:`dqspace.scenarios.figures.status`, gathered here.
+
 Requirements come from one table (:func:`requirement_limits`): the scenario's
 ``[requirements]`` over :data:`dqspace.scenarios.spec.requirements.DEFAULT_REQUIREMENTS`.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 from collections.abc import Sequence
@@ -29,10 +31,25 @@ from matplotlib.ticker import FixedFormatter, FuncFormatter, ScalarFormatter
 
 from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
 from ..campaigns.montecarlo import scenario_requirements
-from ..sim.metrics import METRICS, summarize
+from ..sim.metrics import DEFAULT_TRANSIENT, METRICS, run_transient, summarize
 from ..spec.requirements import DEFAULT_REQUIREMENTS
 from ..spec.schema import SCHEMA
-from .units import format_compact, format_number, format_quantity, to_display
+from .status import (
+    DEGRADATION_LEGEND,
+    EVENT_STYLE,
+    SPAN_HATCHES,
+    SPAN_ZORDER,
+    STATUS_COLOR,
+    DegradationItem,
+    degradation_items,
+    event_name,
+    mark_events,
+    run_events,
+    span_style,
+    status_text,
+    wrap_lines,
+)
+from .units import NOT_MEASURED, format_compact, format_number, to_display
 
 __all__ = [
     "REQUIREMENTS",
@@ -46,6 +63,13 @@ __all__ = [
     "scenario_config",
     "scenario_section",
     "status_text",
+    "DegradationItem",
+    "degradation_items",
+    "wrap_lines",
+    "SPAN_HATCHES",
+    "SPAN_ZORDER",
+    "span_style",
+    "DEGRADATION_LEGEND",
     "value_text",
     "settings_text",
     "base_gains_text",
@@ -89,12 +113,8 @@ REQUIREMENTS = {m: r.limit for m, r in DEFAULT_REQUIREMENTS.items() if r.op == "
 XYZ = ("x", "y", "z")
 #: line styles of a vector's components, in order (solid, dashed, dotted, dash-dot, ...)
 LINE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)))
-#: an event instant (a thruster fault): a dash-dot grey vertical line
-EVENT_STYLE = {"color": "0.25", "ls": (0, (6, 2, 1, 2)), "lw": 1.0}
 #: a requirement or a device limit: a dotted black line
 LIMIT_STYLE = {"color": "k", "ls": (0, (1, 1.2)), "lw": 1.6}
-#: the colour of a title, a line or a mark saying that a run did not complete or failed
-STATUS_COLOR = "#b00000"
 #: the colour of a requirement's verdict: MET black, NOT MET red, UNDECIDED dark orange
 VERDICT_COLORS = {MET: "k", NOT_MET: STATUS_COLOR, UNDECIDED: "#a85a00"}
 
@@ -117,32 +137,6 @@ def scenario_section(res, name) -> dict:
     """A section of the run's resolved scenario (``{}`` when absent)."""
     sec = scenario_config(res).get(name)
     return sec if isinstance(sec, dict) else {}
-
-
-def status_text(res) -> str:
-    """'' for a complete run, else what went wrong (``FAILED at t = 3.2 s: ...``,
-    ``interrupted at t = ...``, ``degraded: <first reason>``)."""
-    m = res.manifest
-    status = m.get("status", "complete")
-    t_end = float(res.t[-1]) if len(res.t) else 0.0
-    at = f"at t = {format_quantity(t_end, 's')}"
-    message = " ".join(str(m.get("message") or "").split())
-    if len(message) > 70:
-        message = message[:69] + "…"
-    if status == "failed":
-        return f"FAILED {at}" + (f": {message}" if message else "")
-    if status == "interrupted":
-        return f"interrupted {at}"
-    if status == "running":
-        return f"incomplete (running, {at})"
-    if status != "complete":
-        return f"status {status!r} {at}"
-    degraded = m.get("degraded") or []
-    if degraded:
-        return f"degraded: {degraded[0]}" + (
-            f" (+{len(degraded) - 1} more)" if len(degraded) > 1 else ""
-        )
-    return ""
 
 
 def value_text(v) -> str:
@@ -189,98 +183,43 @@ def arm_gains_text(res) -> str:
     return settings_text(res, "arm_controller", keys, prefix=f"arm {law}")
 
 
-def title_text(res, what, settings=()) -> str:
+def title_text(res, what, settings=(), width=None, bold=None) -> str:
     """``<scenario name>: <what>``, the run's status (when not complete) and the settings
-    lines, one per line."""
+    lines, one per line; with ``width`` [in], every line wrapped to fit a figure that wide
+    (:func:`wrap_lines`; ``bold``: measured in bold, default when the status says
+    something)."""
     name = (scenario_config(res).get("scenario") or {}).get("name", "unnamed scenario")
     lines = [f"{name}: {what}"]
     status = status_text(res)
     if status:
         lines.append(status)
     lines += [s for s in settings if s]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if width is not None:
+        text = wrap_lines(text, width, bold=bool(status) if bold is None else bold)
+    return text
 
 
 def new_figure(rows, res, what, settings=(), height=2.0, width=9.0, cols=1, sharey=False):
     """A bare Figure (no pyplot: no backend is chosen or changed) with constrained layout
     (it keeps the outside legends and every label inside the canvas) and its title; the
-    title is red when the run did not complete or was degraded.
+    title is red when the run did not complete or was degraded, and every line of it is
+    wrapped to the figure's width (a degraded run's title names every degradation).
 
     Returns ``(fig, axes)``: axes (rows,) for one column, else (rows, cols); ``height``
     and ``width`` [in] per row and of the figure."""
-    fig = Figure(figsize=(width, 1.1 + 0.2 * len(settings) + height * rows), layout="constrained")
-    axes = fig.subplots(rows, cols, sharex=True, sharey=sharey, squeeze=False)
     bad = bool(status_text(res))
+    title = title_text(res, what, settings, width=width, bold=bad)
+    lines = title.count("\n") + 1
+    fig = Figure(figsize=(width, 0.9 + 0.2 * lines + height * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, sharex=True, sharey=sharey, squeeze=False)
     fig.suptitle(
-        title_text(res, what, settings),
+        title,
         fontsize="medium",
         color=STATUS_COLOR if bad else "k",
         fontweight="bold" if bad else "normal",
     )
     return fig, (axes[:, 0] if cols == 1 else axes)
-
-
-def event_name(e):
-    """``thruster fault: thruster 1 stuck_on`` (a kind by its value, a unit scale omitted)."""
-    parts = []
-    for k, v in e.items():
-        if k in ("t", "event", "time", "until", "ticks") or (k == "scale" and v == 1.0):
-            continue
-        if isinstance(v, float):
-            v = format_number(v)
-        parts.append(str(v) if k == "kind" else f"{k} {v}")
-    return f"{e['event']}: {' '.join(parts)}" if parts else str(e["event"])
-
-
-def run_events(res):
-    """``(instants, spans)``: instants ``[(t, label)]`` (faults and other events), spans
-    ``{event: [(t0, t1), ...]}`` (degradation episodes: events with an ``until``)."""
-    instants, spans = [], {}
-    for e in res.manifest.get("events") or []:
-        if not isinstance(e, dict) or "t" not in e or "event" not in e:
-            continue
-        t = float(e["t"])
-        if "until" in e:
-            spans.setdefault(str(e["event"]), []).append((t, float(e["until"])))
-        else:
-            instants.append((t, f"{event_name(e)}\nat t = {format_quantity(t, 's')}"))
-    return instants, spans
-
-
-def mark_events(res, axes, label_ax=None):
-    """Events on every axes, named in the legend of ``label_ax`` (default the first)."""
-    label_ax = axes[0] if label_ax is None else label_ax
-    instants, spans = run_events(res)
-    period = float(np.median(np.diff(res.t))) if len(res.t) > 1 else 0.0
-    for ax in axes:
-        first = ax is label_ax
-        for t, label in instants:
-            ax.axvline(t, **EVENT_STYLE, label=label if first else "_event", gid="event")
-        for j, (name, episodes) in enumerate(spans.items()):
-            for n, (t0, t1) in enumerate(episodes):
-                label = f"{name} ({len(episodes)} episode{'s' * (len(episodes) > 1)})"
-                ax.axvspan(
-                    t0,
-                    t1 + period,
-                    facecolor="none",
-                    edgecolor="0.45",
-                    hatch="////" if j % 2 == 0 else "\\\\\\\\",
-                    lw=0.0,
-                    label=label if first and n == 0 else "_episode",
-                    gid="episode",
-                )
-    status = res.manifest.get("status", "complete")
-    if status != "complete" and len(res.t):
-        t_end = float(res.t[-1])
-        label = f"run {'FAILED' if status == 'failed' else status} at t = {format_number(t_end)} s"
-        for ax in axes:
-            ax.axvline(
-                t_end,
-                color=STATUS_COLOR,
-                lw=2.0,
-                label=label if ax is label_ax else "_end",
-                gid="run_end",
-            )
 
 
 def legend(ax, **kw):
@@ -349,9 +288,11 @@ def run_metrics(res):
         return {}
 
 
-def transient():
-    """[s] the start of the window of the end-effector metrics (``summarize``'s default)."""
-    return float(inspect.signature(summarize).parameters["transient"].default)
+def transient(res=None):
+    """[s] the start of the window of the end-effector metrics: the run's
+    ``metrics.transient`` (:func:`dqspace.scenarios.sim.metrics.run_transient`), or the
+    default without a run."""
+    return run_transient(res) if res is not None else DEFAULT_TRANSIENT
 
 
 def requirement_limits(res) -> dict:
@@ -425,8 +366,11 @@ def required_magnitude(
     limit = requirement_limits(res).get(metric)
     value = run_metrics(res).get(metric)
     parts, extra = [], []
-    if window is not None and not np.any(window):
-        parts.append(f"the run ended before the window of {metric}: no value")
+    unmeasured = (window is not None and not np.any(window)) or (
+        value is not None and not np.isfinite(value)
+    )
+    if unmeasured:  # never drawn or judged as 0
+        parts.append(f"the run ended before the window of {metric}: {NOT_MEASURED}")
     elif value is not None and np.isfinite(value):
         v = to_display(float(value), si, kind)[0]
         inside = shown if window is None else np.where(window, shown, np.nan)
@@ -436,7 +380,7 @@ def required_magnitude(
     if limit is not None:
         lim = to_display(float(limit), si, kind)[0]
         limit_line(ax, lim, f"requirement ≤ {format_number(lim)} {unit}")
-        judged = verdict(v, lim) if extra else ""
+        judged = verdict(v, lim) if extra else ("UNDECIDED" if unmeasured else "")
         parts.append(
             f"requirement ≤ {format_number(lim)} {unit}" + (f": {judged}" if judged else "")
         )
@@ -486,8 +430,9 @@ def run_style(i, n_points):
 
 
 def campaign_figure(rows, title, height=2.2, width=9.5, cols=1, red=False, sharex=False):
-    """A bare Figure of several runs with its title (red and bold when ``red``); returns
-    ``(fig, axes)``, axes (rows, cols)."""
+    """A bare Figure of several runs with its title (red and bold when ``red``; every line
+    wrapped to the figure's width); returns ``(fig, axes)``, axes (rows, cols)."""
+    title = wrap_lines(title, width, bold=red)
     fig = Figure(
         figsize=(width, 1.0 + 0.2 * title.count("\n") + height * rows), layout="constrained"
     )

@@ -18,11 +18,13 @@ deg/s, rpm, N, N m) with the unit in brackets on every axis; no offset or
 multiplier notation on any axis; legends outside the axes, on the right; lines differ
 in line style (and markers) as well as colour.  Each title names the scenario, the
 settings that matter for the figure (gains, limits) and, unless the run completed, its
-status (``FAILED at t = 3.2 s``, ``interrupted``, ``degraded``), in red; the last sample of
-a run that did not complete is a red vertical line.  The manifest's events are marked on
-every panel: thruster faults and other instants as dash-dot vertical lines, degradation
-episodes (``{"t", "until"}``) as hatched spans, each kind named once in the first panel's
-legend.
+status (``FAILED at t = 3.2 s``, ``interrupted``, ``degraded: <every degradation>``), in
+red, every line wrapped to the figure's width; the last sample of a run that did not
+complete is a red vertical line.  The manifest's events are marked on every panel: thruster
+faults and other instants as dash-dot vertical lines, named once in the first panel's
+legend; the degradations' intervals (``manifest["degradations"]``) as hatched spans under
+the curves, a hatch, a colour and a band of the panel's height per kind, named in one
+legend under the figure.
 
 Requirements and limits: a quantity with a requirement (:func:`requirement_limits`: the
 scenario's ``requirements`` table, else
@@ -32,7 +34,8 @@ are both in view however far apart; the metric's value is a black triangle at it
 is stated, with the verdict, above the panel.
 
 Series used (see :mod:`dqspace.scenarios.sim.runner`; SI): closed loop ``base_pos_err``
-[m], ``base_att_err`` [rad], ``arm_reaction`` [N, N m], ``wrench_thr_true`` (else
+[m], ``base_att_err`` [rad], ``arm_reaction`` (planned) and ``arm_reaction_applied``
+(a result without it: the planned one alone) [N, N m], ``wrench_thr_true`` (else
 ``wrench_thr``) [N, N m], ``vscmg_torque_cmd``/``vscmg_torque_err`` [N m],
 ``rw_torque_err`` [N m], ``ee_pos``/``ee_ref``/``ee_err`` [m], ``thrust_cmd`` [N],
 ``thrust_on`` [s], ``gimbal_rate`` [rad/s], ``wheel_speed`` [rad/s], ``det_CCt``,

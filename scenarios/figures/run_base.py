@@ -1,6 +1,7 @@
 """The base's figures of a closed-loop run: disturbance rejection (the base's errors against
-their requirements, the arm's reaction) and the wrench balance on the base (the arm's
-reaction against what each actuator delivered)."""
+their requirements, the arm's reaction as the plant applied it and as the law planned it)
+and the wrench balance on the base (the arm's applied reaction against what each actuator
+delivered)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,28 @@ from .common import (
 )
 from .units import format_number, to_display
 
-__all__ = ["plot_disturbance_rejection", "plot_wrench_balance", "actuator_wrenches", "moving_mean"]
+__all__ = [
+    "plot_disturbance_rejection",
+    "plot_wrench_balance",
+    "actuator_wrenches",
+    "moving_mean",
+    "reactions",
+    "PLANNED_STYLE",
+]
+
+
+def reactions(res):
+    """``(applied, planned)`` (N, 6) ``[f, tau]`` [N, N m]: the arm's reaction on the base
+    as the plant applied it (``arm_reaction_applied``; None for a result that does not
+    record it) and as the law planned it (``arm_reaction``)."""
+    planned = np.asarray(res["arm_reaction"], float)
+    applied = res["arm_reaction_applied"] if "arm_reaction_applied" in res else None
+    return (None if applied is None else np.asarray(applied, float)), planned
+
+
+#: the planned reaction with the applied one: thin, dashed, drawn over it (the applied one
+#: moves with the thrusters' pulses and would hide it)
+PLANNED_STYLE = {"ls": (0, (4, 2)), "lw": 0.9, "zorder": 2.5}
 
 
 def plot_disturbance_rejection(res):
@@ -30,13 +52,16 @@ def plot_disturbance_rejection(res):
 
     Panels: the largest axis |position error| [mm] and the attitude error angle [deg] on
     log axes with the requirements (``base_pos_err_max``, ``base_att_err_max``) and the
-    metrics' values; the arm's reaction force [N] and torque [N m] on the base.
+    metrics' values; the arm's reaction force [N] and torque [N m] on the base, as the
+    plant applied it (``arm_reaction_applied``, the components' styles) and as the law
+    planned it (``arm_reaction``, thin dashed black lines over them; a result without the
+    applied one shows the planned one alone).
     """
     t = res.t
     fig, ax = new_figure(4, res, "base disturbance rejection", [base_gains_text(res)], height=1.9)
     pos, pu = display_series(res, "base_pos_err", "m")
     att, au = display_series(res, "base_att_err", "rad")
-    react = np.asarray(res["arm_reaction"], float)
+    applied, planned = reactions(res)
     required_magnitude(
         ax[0],
         t,
@@ -55,9 +80,27 @@ def plot_disturbance_rejection(res):
         what="error angle",
         unit=au,
     )
-    for i, c in enumerate(XYZ):
-        ax[2].plot(t, react[:, i], **component_style(i), label=f"f{c}")
-        ax[3].plot(t, react[:, 3 + i], **component_style(i), label=f"τ{c}")
+    shown = planned if applied is None else applied
+    which = "planned" if applied is None else "applied"
+    for row, (name, off) in ((2, ("f", 0)), (3, ("τ", 3))):
+        for i, c in enumerate(XYZ):
+            style = component_style(i, lw=1.3 if applied is None else 1.5)
+            ax[row].plot(t, shown[:, off + i], **style, label=f"{name}{c} ({which})")
+        for i in range(3 if applied is not None else 0):
+            ax[row].plot(
+                t,
+                planned[:, off + i],
+                color="k",
+                **PLANNED_STYLE,
+                label="(planned), each\ncomponent" if i == 0 else "_planned",
+            )
+    if applied is not None:
+        ax[2].set_title(
+            "arm reaction (applied): what the arm's joints transmitted to the base; "
+            "(planned): the law's, thin dashed black",
+            loc="left",
+            fontsize="small",
+        )
     ax[0].set_ylabel(f"base position\nerror [{pu}]")
     ax[1].set_ylabel(f"base attitude\nerror [{au}]")
     ax[2].set_ylabel("arm reaction\nforce [N]")
@@ -124,8 +167,9 @@ def plot_wrench_balance(res):
     """Rejection shown directly: the arm's reaction on the base against what the actuators
     delivered, the residual the base felt, and the base's error, per axis.
 
-    Rows: force [N], torque [N m] (the reaction, each actuator's wrench and the residual
-    ``reaction + actuators``, averaged over 0.1 s since pulsed thrusters deliver their
+    Rows: force [N], torque [N m] (the reaction as the plant applied it, thick black, and
+    as the law planned it, thin dashed pink; each actuator's wrench and the residual ``applied
+    reaction + actuators``, averaged over 0.1 s since pulsed thrusters deliver their
     force in impulses; the residual per control tick in light grey), the base position
     error [mm] and attitude error [deg] (rotation vector).  Columns: x, y, z (base axes).
     """
@@ -133,15 +177,17 @@ def plot_wrench_balance(res):
     period = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
     n = max(1, min(int(round(0.2 / period)) | 1, len(t) - (1 - len(t) % 2)))
     window = f"{n} ticks ({format_number(n * period)} s)"
-    react = np.asarray(res["arm_reaction"], float)
+    applied, planned = reactions(res)
+    react = planned if applied is None else applied
+    which = "planned" if applied is None else "applied"
     parts = actuator_wrenches(res)
     residual = react + sum((w for _, w in parts), np.zeros_like(react))
     dist = scenario_section(res, "disturbance")
     noise = dist.get("force_noise_std", 0.0) or dist.get("torque_noise_std", 0.0)
     settings = [
         base_gains_text(res),
-        f"actuator lines and residual: mean over {window}; residual = arm reaction + "
-        "actuators" + ("; disturbance noise not recorded, not included" if noise else ""),
+        f"actuator lines and residual: mean over {window}; residual = arm reaction ({which}) "
+        "+ actuators" + ("; disturbance noise not recorded, not included" if noise else ""),
     ]
     fig, ax = new_figure(
         4,
@@ -178,8 +224,16 @@ def plot_wrench_balance(res):
                 react[:, off + j],
                 color="k",
                 lw=2.0,
-                label="arm reaction (planned)" if last else "_a",
+                label=f"arm reaction ({which})" if last else "_a",
             )
+            if applied is not None:
+                a.plot(
+                    t,
+                    planned[:, off + j],
+                    color="C6",  # seen over the applied one's black
+                    **PLANNED_STYLE,
+                    label="arm reaction (planned)" if last else "_a",
+                )
             for (label, w), st in zip(parts, styles, strict=False):
                 if "marker" in st:
                     st = dict(st, markevery=(every // 2, every))

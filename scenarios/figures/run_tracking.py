@@ -44,7 +44,7 @@ def plot_tracking(res):
         ax[i].set_ylabel(f"{c} [{u}]")
         ax[3].plot(t, err[:, i], **component_style(i), label=c)
     ax[3].set_ylabel(f"error [{u}]")
-    t0, t_tr = _task_start(res), transient()
+    t0, t_tr = _task_start(res), transient(res)
     norm = np.linalg.norm(err, axis=1)
     required_magnitude(
         ax[4],

@@ -30,6 +30,7 @@ This module imports nothing heavy (the command line imports it to print).
 import math
 
 __all__ = [
+    "NOT_MEASURED",
     "DISPLAY",
     "KINDS",
     "to_display",
@@ -39,6 +40,9 @@ __all__ = [
     "display_metrics",
     "format_sweep_table",
 ]
+
+#: what a metric without a value (NaN, None: no sample in its window) is shown as
+NOT_MEASURED = "not measured"
 
 _DEG = 180.0 / math.pi
 _RPM = 60.0 / (2.0 * math.pi)
@@ -131,7 +135,10 @@ def _strip(s):
 
 def format_quantity(value, si_unit, kind=None, digits=4):
     """An SI value as display text with its unit: ``format_quantity(3.31e-5, "m")`` ->
-    ``"0.0331 mm"``; a pure number (unit ``"-"``) has no unit: ``"3"``."""
+    ``"0.0331 mm"``; a pure number (unit ``"-"``) has no unit: ``"3"``.  No value (None or
+    NaN: a metric without a sample) is :data:`NOT_MEASURED`, never a number."""
+    if value is None or value != value:
+        return NOT_MEASURED
     v, unit = to_display(float(value), si_unit, kind)
     text = format_number(v, digits)
     return text if unit == "-" else f"{text} {unit}"
@@ -148,10 +155,15 @@ def display_metrics(metrics, units, digits=4):
 
     Returns
     -------
-    list of (name, value text, display unit), in the order of ``metrics``
+    list of (name, value text, display unit), in the order of ``metrics``; a metric
+    without a value (NaN) is :data:`NOT_MEASURED`
     """
     rows = []
     for name, value in metrics.items():
+        if _missing(value):
+            unit = to_display(1.0, units.get(name, "-"), kind=name)[1]
+            rows.append((name, NOT_MEASURED, unit))
+            continue
         v, unit = to_display(float(value), units.get(name, "-"), kind=name)
         rows.append((name, format_number(v, digits), unit))
     return rows
@@ -246,7 +258,9 @@ def format_sweep_table(df, metric_units, max_width=100, max_rows=20, digits=4):
     scenario's units), then the key metrics in display units with the unit in the header
     (``base pos max [mm]``), then the other metrics.  With more than ``max_rows`` rows
     the first and last ones are shown around a ``…`` line.  No line is wider than
-    ``max_width``; a last line names what was left out.
+    ``max_width``; a last line names what was left out.  A metric without a value (a failed
+    run, or a metric not measured: no sample in its window) is ``n/a``, never a number,
+    and a line says so.
 
     Parameters
     ----------
@@ -308,6 +322,9 @@ def format_sweep_table(df, metric_units, max_width=100, max_rows=20, digits=4):
     left_out = [c[0] for c in columns if all(c is not s for s, _ in shown)]
     if left_out:
         lines.append(f"not shown: {', '.join(left_out)} (every column: metrics.csv)")
+    metric_ids = {id(c) for c in metrics}
+    if any(id(c) in metric_ids and "n/a" in c[1] for c, _ in shown):
+        lines.append("n/a: no value (the run failed, or the metric was not measured)")
     return "\n".join(_clip(line.rstrip(), max_width) for line in lines)
 
 

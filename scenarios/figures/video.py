@@ -21,6 +21,7 @@ from .posing import (
     view_azimuth,
 )
 from .scene import EE_COLOR, GROUPS, PATH_COLOR, REF_COLOR
+from .status import wrap_lines
 
 __all__ = ["write_video"]
 
@@ -79,7 +80,11 @@ def write_video(results, path, fmt, frames, fps):
     scene, verts, ee = pose.scene, pose.verts, pose.ee
     fig = Figure(figsize=(8, 6), dpi=100)
     FigureCanvasAgg(fig)
-    ax = fig.add_axes((0.0, 0.0, 1.0, 0.92), projection="3d")
+    # the title wrapped to the frame's width (a degraded run's names every degradation),
+    # the scene below its lines
+    title = wrap_lines(re.sub(r"</?b>", "", animation_title(results)), 8.0, fontsize=11)
+    top = 0.95 - 0.032 * (title.count("\n") + 1)
+    ax = fig.add_axes((0.0, 0.0, 1.0, top), projection="3d")
     for set_lim, lo, hi in zip(
         (ax.set_xlim, ax.set_ylim, ax.set_zlim), pose.lo, pose.hi, strict=True
     ):
@@ -88,7 +93,6 @@ def write_video(results, path, fmt, frames, fps):
     ax.set_xlabel("x [m]"), ax.set_ylabel("y [m]"), ax.set_zlabel("z [m]")
     az = view_azimuth(ee, scene.q[:, :8], pose.hi - pose.lo)
     ax.view_init(elev=math.degrees(math.atan2(EYE[1], EYE[0])), azim=math.degrees(az))
-    title = re.sub(r"</?b>", "", animation_title(results))
     fig.suptitle(title, fontsize=11, parse_math=False)  # a message from the result: not TeX
     meshes = []  # (group, faces, colours, opacity)
     for g, parts in scene.parts.items():
@@ -109,9 +113,9 @@ def write_video(results, path, fmt, frames, fps):
     (marker,) = ax.plot([], [], [], "D", color=EE_COLOR, ms=4, label="end effector")
     handles += [trail, marker]
     fig.legend(
-        handles=handles, loc="upper left", fontsize=7, frameon=False, bbox_to_anchor=(0, 0.93)
+        handles=handles, loc="upper left", fontsize=7, frameon=False, bbox_to_anchor=(0, top + 0.01)
     )
-    stamp = fig.text(0.98, 0.93, "", ha="right", fontsize=10)
+    stamp = fig.text(0.98, top + 0.01, "", ha="right", fontsize=10)
     labels = time_labels(scene.t)
     drawn = []
 

@@ -8,7 +8,9 @@ the compiled loop (:func:`~dqspace.scenarios.sim.loop.closed_loop`): a chunk end
 checkpoint, the next thruster fault, or after a tenth of the run (progress); the rows a chunk
 recorded are kept whatever stops it (Ctrl-C, an error).  Thruster faults take effect
 between chunks, at the first tick at or after their time.  The series a result holds are
-those of :data:`~dqspace.scenarios.sim.series.CLOSED_LOOP`.
+those of :data:`~dqspace.scenarios.sim.series.CLOSED_LOOP`; after each chunk, the arm's
+reaction on the base as the plant applied it is computed from the chunk's rows
+(:mod:`dqspace.scenarios.sim.reaction`, outside the compiled loop).
 """
 
 from __future__ import annotations
@@ -26,16 +28,16 @@ from ..build.devices import thruster_faults
 from ..build.flight import flight_software
 from ..build.system import build_system
 from . import loop
+from .metrics import NO_THRUSTER
 from .plant import Plant
 from .plant import kernel_jobs as plant_kernels
+from .reaction import AppliedReaction
 from .series import CLOSED_LOOP, Chunk, Sizes, spec, values
 
 __all__ = ["ClosedLoop", "NO_THRUSTER", "off_level"]
 
 #: [s] simulated time of one compiled call at most (progress and Ctrl-C between calls)
 CHUNK_SECONDS = 1.0
-#: the event recorded when the last working thruster fails
-NO_THRUSTER = "no working thruster"
 
 
 def off_level(ts):
@@ -58,6 +60,9 @@ class ClosedLoop:
             self.sy = sy = build_system(cfg)
             self.flight = flight_software(sy)
             self.plant = Plant(sy)
+            self.reaction = AppliedReaction(
+                sy, self.plant, self.flight.index, cfg["control"]["computation_delay"]
+            )
         except BaseException:
             early.cancel()
             raise
@@ -125,6 +130,7 @@ class ClosedLoop:
         self.fresh = command_arrays(n, S, K, W)
         self.health = sy.thrusters
         self.block = self.plant.block()
+        self.reaction.reset()
 
     def compile(self) -> None:
         """Compile (or load from the kernel cache) what :meth:`simulate` runs, without
@@ -188,7 +194,11 @@ class ClosedLoop:
         )  # fmt: skip
         tables = loop.Tables(np.zeros((1, 20)), np.zeros((1, 20)), np.zeros((1, 6)))
         args = self._loop_arguments(0, 1, tables, R, np.zeros(4, dtype=np.int64))
-        return [(loop.closed_loop, loop.closed_loop.signature(*args)), *self.flight.kernel_jobs()]
+        return [
+            (loop.closed_loop, loop.closed_loop.signature(*args)),
+            *self.flight.kernel_jobs(),
+            self.reaction.kernel_job(R, tables.dist),
+        ]
 
     def _run(self, k0, k1, tables, R, out):
         """The chunk in one compiled call; returns the error that stopped it, or None."""
@@ -230,5 +240,6 @@ class ClosedLoop:
             H_true=sy.thruster_H_true if sy.thrusters is not None else np.zeros((6, 0)),
             sigma_max=sy.thrusters.sigma_max if sy.thrusters is not None else np.zeros(0),
             limited=self.plant.devices(R.limited[:m] > 0.0),
+            applied_reaction=self.reaction(R, m, tables.dist),
         )
         return values(CLOSED_LOOP, chunk)

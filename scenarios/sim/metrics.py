@@ -1,19 +1,32 @@
 """Figures of merit of a closed-loop run (used by the CLI, the README report and sweeps),
 and its degradations: ticks where an actuator could not deliver what was asked.
 
-Degradations (:func:`degradations`, recorded by the runner in ``manifest["degraded"]``
-and as events):
+Degradations (:func:`degradations`; the runner records one line per kind in
+``manifest["degraded"]``, one entry per kind with its time intervals in
+``manifest["degradations"]`` and one event per episode), every kind of :data:`KINDS`:
 
-- **steering saturation**: the VSCMG steering law's torque error ``|vscmg_torque_err|``
+- **steering saturated**: the VSCMG steering law's torque error ``|vscmg_torque_err|``
   exceeds :data:`STEERING_TOL_ABS` + :data:`STEERING_TOL_REL` ``|vscmg_torque_cmd|``
   (gimbal-rate or wheel-acceleration limits, the singular set); nominal steering leaves
   errors of ~1e-12 N m;
 - **allocation best effort**: the thrust allocator could not meet the demand
   (``alloc_status`` best effort or solver error), e.g. every thruster failed or the
   thrust bounds are too small;
-- **motor limits**: the plant clipped a VSCMG gimbal or wheel motor (torque, rate or
-  speed limit of ``[vscmg]``) or a reaction-wheel motor during a period
-  (``gimbal_limited``, ``vscmg_spin_limited``, ``rw_limited``).
+- **thrust at maximum**: the allocation put a thruster at its maximum thrust
+  (``thrust_saturated``);
+- **wheel torque short**: the reaction-wheel law could not deliver the torque asked
+  (``|rw_torque_err|`` above the same tolerance as the steering's);
+- **reaction-wheel motor limited**, **gimbal motor limited**, **VSCMG wheel motor
+  limited**: the plant clipped a reaction-wheel motor, a VSCMG gimbal or wheel motor
+  (torque, rate or speed limit of ``[wheels]``, ``[vscmg]``) during a period
+  (``rw_limited``, ``gimbal_limited``, ``vscmg_spin_limited``);
+- **arm torque limit**, **arm rate limit**: an arm joint at its torque limit (the law
+  asked more: the plant clips it) or at its rate limit (``arm_saturated``, split by the
+  limits of ``manifest["system"]["arm"]``; a result without them has one kind, **arm
+  joint limit**).
+
+Each names the units involved (``arm joints 2, 4 at their torque limit``) and how long it
+held (ticks times the control period).
 
 Saturation counts (:func:`summarize`): ticks where the allocation put a thruster at its
 maximum thrust (``thrust_saturated``), where the plant's limiter clipped a gimbal, a VSCMG
@@ -21,15 +34,29 @@ wheel or a reaction wheel in the period before the tick, where an arm joint met 
 and where the steering or the wheel distribution fell short.
 """
 
+from collections import namedtuple
+from dataclasses import dataclass
+
 import numpy as np
+from numpy.typing import NDArray
+
+from ..spec.schema import SCHEMA
 
 __all__ = [
     "summarize",
     "degradations",
+    "Degradations",
+    "KINDS",
+    "NO_THRUSTER",
+    "Kind",
+    "Found",
+    "found",
     "steering_saturated",
     "alloc_best_effort",
     "motors_limited",
     "METRICS",
+    "DEFAULT_TRANSIENT",
+    "run_transient",
     "ALLOC_STATUS",
     "STEERING_TOL_ABS",
     "STEERING_TOL_REL",
@@ -44,12 +71,24 @@ _SHORT = (ALLOC_STATUS.index("best_effort"), ALLOC_STATUS.index("solver_error"))
 STEERING_TOL_ABS, STEERING_TOL_REL = 1e-3, 1e-2
 _MAX_EPISODES = 20  # events listed per kind of degradation
 
+#: [s] the default start of the end-effector metrics' window (the scenario key
+#: ``metrics.transient``)
+DEFAULT_TRANSIENT = float(SCHEMA["metrics"].fields["transient"].default)
+
 #: name -> (unit, description)
 METRICS = {
     "base_pos_err_max": ("m", "largest base position error (any axis), whole run"),
     "base_att_err_max": ("deg", "largest base attitude error angle, whole run"),
-    "ee_rms": ("m", "end-effector position error, RMS over t >= transient"),
-    "ee_max": ("m", "end-effector position error, max over t >= transient"),
+    "ee_rms": (
+        "m",
+        "end-effector position error, RMS over t >= metrics.transient (not measured when "
+        "the run ends before)",
+    ),
+    "ee_max": (
+        "m",
+        "end-effector position error, max over t >= metrics.transient (not measured when "
+        "the run ends before)",
+    ),
     "total_impulse": ("N s", "thruster impulse delivered, all thrusters"),
     "peak_gimbal_rate": ("rad/s", "largest gimbal rate"),
     "vscmg_effort": ("rad", "integral of |gimbal rate| summed over the gimbals"),
@@ -121,16 +160,40 @@ def alloc_best_effort(res):
     return np.isin(res["alloc_status"], _SHORT)
 
 
-def summarize(res, transient=2.0):
-    """Metrics (dict name -> float) of a closed-loop Results; see :data:`METRICS`."""
+def run_transient(res) -> float:
+    """[s] the start of the window of a run's end-effector metrics: its scenario's
+    ``metrics.transient`` (``manifest["scenario"]``), else the schema's default (2 s)."""
+    sc = res.manifest.get("scenario") if isinstance(res.manifest, dict) else None
+    sec = sc.get("metrics") if isinstance(sc, dict) else None
+    value = sec.get("transient") if isinstance(sec, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return DEFAULT_TRANSIENT
+
+
+def summarize(res, transient=None):
+    """Metrics (dict name -> float) of a closed-loop Results; see :data:`METRICS`.
+
+    ``transient`` [s]: the end-effector metrics (``ee_rms``, ``ee_max``) are taken over
+    ``t >= transient``; default: the run's ``metrics.transient`` (:func:`run_transient`).
+    A metric without a sample (those two, for a run that ends before ``transient``) is NaN:
+    **not measured**, never 0; a requirement on it is not met either (UNDECIDED).  Metrics
+    of a device the run does not have are 0 where :data:`METRICS` says so (``peak_rw_speed``)
+    and NaN otherwise (``min_det_GGt`` without VSCMGs).
+    """
+    if transient is None:
+        transient = run_transient(res)
     t = res.t
     out = {}
     out["base_pos_err_max"] = float(np.abs(res["base_pos_err"]).max())
     out["base_att_err_max"] = float(np.degrees(np.linalg.norm(res["base_att_err"], axis=1)).max())
     late = t >= transient
-    e = np.linalg.norm(res["ee_err"][late], axis=1) if late.any() else np.zeros(1)
-    out["ee_rms"] = float(np.sqrt(np.mean(e**2)))
-    out["ee_max"] = float(e.max())
+    if late.any():
+        e = np.linalg.norm(res["ee_err"][late], axis=1)
+        out["ee_rms"] = float(np.sqrt(np.mean(e**2)))
+        out["ee_max"] = float(e.max())
+    else:  # no sample after the transient: not measured (NaN), never 0
+        out["ee_rms"] = out["ee_max"] = float("nan")
     out["total_impulse"] = float(res["thrust_impulse"].sum()) if "thrust_impulse" in res else 0.0
     gr = res["gimbal_rate"]
     out["peak_gimbal_rate"] = float(np.abs(gr).max()) if gr.size else 0.0
@@ -171,65 +234,248 @@ def _episodes(mask):
     return list(zip(edges[::2], edges[1::2] - 1, strict=True))
 
 
-def _report(t, mask, peak, event, what, peak_name, unit):
-    if not mask.any():
-        return [], []
+@dataclass(frozen=True)
+class Kind:
+    """A kind of degradation: ``kind`` (its event name, also the key of figures' hatches),
+    ``what`` (what it is, short, as figures name it: ``"VSCMG steering saturated"``), or
+    ``unit_word`` (how one of its units is called: ``"thruster"``) and ``limit`` (what
+    the units are at, singular and plural: ``("at its torque limit", "at their torque
+    limit")``) for a kind that names its units; ``detail`` what a message adds."""
+
+    kind: str
+    what: str = ""
+    unit_word: str = ""
+    limit: tuple = ("", "")
+    detail: str = ""
+
+
+def _at(singular, plural=None):
+    return (f"at its {singular}", f"at their {plural or singular}")
+
+
+#: Every kind of degradation, in the order they are listed (and hatched): the flight
+#: software's shortfalls first, then the plant's limits.
+KINDS = (
+    Kind("steering saturated", "VSCMG steering saturated", detail="torque not delivered"),
+    Kind(
+        "allocation best effort",
+        "thrust allocation short of the demand",
+        detail="the allocator could not meet the force demand: best effort",
+    ),
+    Kind("thrust at maximum", "", "thruster", _at("maximum thrust")),
+    Kind(
+        "wheel torque short",
+        "reaction wheels short of the torque asked",
+        detail="the wheel law's torque or speed limit",
+    ),
+    Kind(
+        "reaction-wheel motor limited",
+        unit_word="reaction wheel",
+        limit=_at("motor's torque or speed limit", "motors' torque or speed limit"),
+        detail="the plant clipped the motor",
+    ),
+    Kind(
+        "gimbal motor limited",
+        unit_word="VSCMG gimbal",
+        limit=_at("motor's torque or rate limit", "motors' torque or rate limit"),
+        detail="the plant clipped the motor",
+    ),
+    Kind(
+        "VSCMG wheel motor limited",
+        unit_word="VSCMG wheel",
+        limit=_at("motor's torque or speed limit", "motors' torque or speed limit"),
+        detail="the plant clipped the motor",
+    ),
+    Kind("arm torque limit", unit_word="arm joint", limit=_at("torque limit")),
+    Kind("arm rate limit", unit_word="arm joint", limit=_at("rate limit")),
+    Kind(  # a result without the arm's limits in its manifest
+        "arm joint limit", unit_word="arm joint", limit=_at("torque or rate limit")
+    ),
+)
+_KIND = {k.kind: k for k in KINDS}
+#: the event (and kind of degradation) of the last working thruster failing (recorded by
+#: the closed loop; the runner lists it first)
+NO_THRUSTER = "no working thruster"
+_LISTED_UNITS = 4  # units named in a label, then "and n more"
+_MAX_INTERVALS = 1000  # intervals kept per kind in manifest["degradations"]
+
+
+@dataclass(frozen=True)
+class Found:
+    """One kind of degradation found in a run: its :class:`Kind`, ``mask`` (N,) the ticks
+    it holds at, ``units`` the names of the units involved (``()`` for the whole device),
+    ``peak`` (N,) a magnitude per tick or None, with ``peak_name`` and ``peak_unit``."""
+
+    kind: Kind
+    mask: NDArray[np.bool_]
+    units: tuple = ()
+    peak: NDArray[np.float64] | None = None
+    peak_name: str = ""
+    peak_unit: str = ""
+
+    @property
+    def label(self) -> str:
+        """What it is, short, naming its units: ``"arm joints 2, 4 at their torque
+        limit"``."""
+        k = self.kind
+        if not k.unit_word:
+            return k.what
+        n = len(self.units)
+        shown = list(self.units[:_LISTED_UNITS])
+        names = ", ".join(shown) + (f" and {n - len(shown)} more" if n > len(shown) else "")
+        word = k.unit_word + ("s" if n > 1 else "")
+        return f"{word} {names} {k.limit[n > 1]}"
+
+
+def _unit_names(word, n, names=None):
+    """Names of n units: their own names where given (``3 (-y)`` for a thruster), else
+    numbers from 1 (0 for thrusters, as the thrusters figure numbers them)."""
+    first = 0 if word == "thruster" else 1
+    out = []
+    for i in range(n):
+        number = str(i + first)
+        name = str(names[i]) if names is not None and i < len(names) else ""
+        plain = name.lower().replace("_", "").replace(" ", "")
+        plain_name = not name or plain in (f"joint{i + 1}", number)
+        out.append(number if plain_name else f"{number} ({name})")
+    return out
+
+
+def _per_unit(res, kind, flags, names=None):
+    """A :class:`Found` of ``flags`` (N, units) bool, naming the units that were set."""
+    flags = np.asarray(flags, bool).reshape(len(res.t), -1)
+    hit = np.flatnonzero(flags.any(axis=0))
+    all_names = _unit_names(kind.unit_word, flags.shape[1], names)
+    return Found(kind, flags.any(axis=1), tuple(all_names[i] for i in hit))
+
+
+def _system(res):
+    sy = res.manifest.get("system") if isinstance(res.manifest, dict) else None
+    return sy if isinstance(sy, dict) else {}
+
+
+def _arm_limits(res):
+    """``(torque_limit, rate_limit)`` (n,) of the manifest's arm, or None (not recorded)."""
+    arm = _system(res).get("arm") or {}
+    n = res["arm_saturated"].shape[1] if "arm_saturated" in res else 0
+    try:
+        tau = np.asarray(arm["torque_limit"], float).reshape(-1)
+        rate = np.asarray(arm["rate_limit"], float).reshape(-1)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (tau, rate) if tau.shape == rate.shape == (n,) else None
+
+
+def _arm_found(res):
+    """The arm joints at their torque limit and at their rate limit (one kind each when
+    the manifest has the limits, else one kind from ``arm_saturated``)."""
+    if "arm_saturated" not in res or res["arm_saturated"].size == 0:
+        return []
+    sat = res["arm_saturated"] > 0
+    names = (_system(res).get("arm") or {}).get("joints")
+    limits = _arm_limits(res)
+    if limits is None or "arm_tau" not in res or "v" not in res:
+        return [_per_unit(res, _KIND["arm joint limit"], sat, names)]
+    tau_lim, rate_lim = limits
+    n = sat.shape[1]
+    torque = sat & (np.abs(res["arm_tau"]) >= tau_lim * (1.0 - 1e-12))
+    rate = sat & (np.abs(res["v"][:, 6 : 6 + n]) >= rate_lim)
+    other = sat & ~torque & ~rate  # a commanded torque above the limit, clipped in arm_tau
+    return [
+        _per_unit(res, _KIND["arm torque limit"], torque | other, names),
+        _per_unit(res, _KIND["arm rate limit"], rate, names),
+    ]
+
+
+def found(res) -> list[Found]:
+    """Every kind of degradation of a closed-loop Results that held at some tick, in the
+    order of :data:`KINDS` (see the module docstring)."""
+    thr = _system(res).get("thrusters") or []
+    thr_names = [t.get("name", "") if isinstance(t, dict) else "" for t in thr]
+    err = np.linalg.norm(res["vscmg_torque_err"], axis=1) if "vscmg_torque_err" in res else None
+    out = [
+        Found(_KIND["steering saturated"], steering_saturated(res), (), err, "torque_error", "N m"),
+        Found(_KIND["allocation best effort"], alloc_best_effort(res)),
+    ]
+    empty = np.zeros((len(res.t), 0))
+
+    def units(kind, series, names=None):
+        return _per_unit(res, _KIND[kind], res[series] > 0 if series in res else empty, names)
+
+    out += [
+        units("thrust at maximum", "thrust_saturated", thr_names),
+        Found(_KIND["wheel torque short"], wheels_saturated(res)),
+        units("reaction-wheel motor limited", "rw_limited"),
+        units("gimbal motor limited", "gimbal_limited"),
+        units("VSCMG wheel motor limited", "vscmg_spin_limited"),
+    ]
+    out += _arm_found(res)
+    return [f for f in out if f.mask.any()]
+
+
+def _period(t):
+    return float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+
+
+def _report(t, f):
+    """``(message, events, record)`` of one :class:`Found`."""
+    mask, peak = f.mask, f.peak
     eps = _episodes(mask)
-    first = t[eps[0][0]]
+    period = _period(t)
+    duration = float(mask.sum()) * period
+    first = float(t[eps[0][0]])
+    detail = f" ({f.kind.detail})" if f.kind.detail else ""
     msg = (
-        f"{what} on {int(mask.sum())} of {len(t)} control ticks, from t = {first:.3f} s "
+        f"{f.label}{detail} on {int(mask.sum())} of {len(t)} control ticks "
+        f"({duration:.3g} s), from t = {first:.3f} s "
         f"({len(eps)} episode{'s' * (len(eps) > 1)}"
     )
     if peak is not None:
-        msg += f"; {peak_name} up to {peak[mask].max():.4g} {unit}"
+        msg += f"; {f.peak_name} up to {peak[mask].max():.4g} {f.peak_unit}"
     events = []
     for a, b in eps[:_MAX_EPISODES]:
-        ev = {"t": float(t[a]), "event": event, "until": float(t[b]), "ticks": int(b - a + 1)}
+        ev = {"t": float(t[a]), "event": f.kind.kind, "until": float(t[b]), "ticks": int(b - a + 1)}
         if peak is not None:
-            ev[peak_name] = float(peak[a : b + 1].max())
+            ev[f.peak_name] = float(peak[a : b + 1].max())
         events.append(ev)
     if len(eps) > _MAX_EPISODES:
         events.append(
-            {"t": float(t[eps[_MAX_EPISODES][0]]), "event": f"{event}: further episodes not listed"}
+            {
+                "t": float(t[eps[_MAX_EPISODES][0]]),
+                "event": f"{f.kind.kind}: further episodes not listed",
+            }
         )
-    return [msg + ")"], events
+    record = {
+        "kind": f.kind.kind,
+        "label": f.label,
+        "units": list(f.units),
+        "ticks": int(mask.sum()),
+        "duration": float(f"{duration:.12g}"),
+        "first": first,
+        "episodes": len(eps),
+        # [t of the first tick, t of the last tick + one period): the time it held
+        "intervals": [[float(t[a]), float(t[b]) + period] for a, b in eps[:_MAX_INTERVALS]],
+    }
+    if peak is not None:
+        record[f.peak_name] = float(peak[mask].max())
+    return msg + ")", events, record
 
 
-def degradations(res):
-    """``(messages, events)`` of a closed-loop Results: one line per kind of degradation
-    (empty when none, see the module docstring) and one event per episode."""
-    t = res.t
-    msgs, events = [], []
-    err = np.linalg.norm(res["vscmg_torque_err"], axis=1) if "vscmg_torque_err" in res else None
-    for m, e in (
-        _report(
-            t,
-            steering_saturated(res),
-            err,
-            "steering saturated",
-            "VSCMG steering saturated (torque not delivered)",
-            "torque_error",
-            "N m",
-        ),
-        _report(
-            t,
-            alloc_best_effort(res),
-            None,
-            "allocation best effort",
-            "thruster allocation could not meet the force demand (best effort)",
-            "",
-            "",
-        ),
-        _report(
-            t,
-            motors_limited(res),
-            None,
-            "motor limited",
-            "the plant clipped a VSCMG or reaction-wheel motor (torque, rate or speed limit)",
-            "",
-            "",
-        ),
-    ):
-        msgs += m
+Degradations = namedtuple("Degradations", ["messages", "events", "table"])
+
+
+def degradations(res) -> Degradations:
+    """The degradations of a closed-loop Results (the module docstring), one per kind that
+    held at some tick: ``messages`` (one line each, ``[]`` when none), ``events`` (one per
+    episode, at most :data:`_MAX_EPISODES` per kind, ``{"t", "event", "until", "ticks"}``)
+    and ``table`` (one dict each: ``kind``, ``label``, ``units``, ``ticks``, ``duration``
+    [s], ``first`` [s], ``episodes`` and ``intervals`` ``[[t0, t1], ...]`` [s], the first
+    :data:`_MAX_INTERVALS`), what the runner records in ``manifest["degraded"]``,
+    ``manifest["events"]`` and ``manifest["degradations"]``."""
+    msgs, events, table = [], [], []
+    for f in found(res):
+        m, e, r = _report(res.t, f)
+        msgs.append(m)
         events += e
-    return msgs, events
+        table.append(r)
+    return Degradations(msgs, events, table)

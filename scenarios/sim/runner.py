@@ -16,8 +16,9 @@ memory)) it raises :class:`RunTooLarge`; with ``out``, it also needs twice that 
 recorded since the last checkpoint are appended to ``<out>/.partial/`` (linear in the
 run's length); the committed result in ``out`` is not touched until the run stops (see
 :mod:`dqspace.scenarios.results` for what is kept where).  Progress: a bar on a
-terminal; otherwise INFO lines through :mod:`logging` (logger ``"dqspace.run"``) every
-10 % of the run (at most one per 2 s of wall time, at least one per 30 s).
+terminal; otherwise plain INFO lines through :mod:`logging` (logger ``"dqspace.run"``):
+the simulated and the wall time and an estimate of the time left, every 10 % of the run
+(at most one per 2 s of wall time, at least one per 30 s: :mod:`dqspace._progress`).
 
 **How a run ends**:
 
@@ -33,12 +34,15 @@ terminal; otherwise INFO lines through :mod:`logging` (logger ``"dqspace.run"``)
 - any other exception: the partial result committed as ``"failed"``, the exception
   re-raised unchanged.
 
-The manifest also records the metrics (closed loop), ``degraded`` (one line per
-degradation: VSCMG steering saturation, thrust allocation falling short; events mark when
-each began), ``wall_time`` [s] and ``real_time_factor`` (the whole call: start-up,
-compiling, recording, writing), ``loop_time`` [s] and ``loop_real_time_factor`` (the
-closed loop's compiled calls alone), ``python``, ``dependencies`` and
-``machine``.
+The manifest also records the metrics (closed loop), ``degraded`` (one line per kind of
+degradation: every thruster failed, VSCMG steering saturation, thrust allocation falling
+short, thrusters at their maximum, wheel, gimbal and arm motors at their limits; see
+:mod:`dqspace.scenarios.sim.metrics`), ``degradations`` (the same kinds as records:
+``kind``, ``label``, ``units``, ``ticks``, ``duration`` [s], ``first`` [s], ``episodes``,
+``intervals`` ``[[t0, t1], ...]`` [s]; events mark each episode), ``wall_time`` [s] and
+``real_time_factor`` (the whole call: start-up, compiling, recording, writing),
+``loop_time`` [s] and ``loop_real_time_factor`` (the closed loop's compiled calls alone),
+``python``, ``dependencies`` and ``machine``.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._env import env_bytes
+from ..._progress import LineRate, left_text
 from ...control.flight.python_stage import ControllerError
 from ...control.flight.software import FlightSoftwareError
 from ...multibody import IntegrationError
@@ -98,7 +103,6 @@ log = logging.getLogger("dqspace.run")
 DEFAULT_MAX_BYTES = 8 << 30
 _ENV_MAX = "DQSPACE_MAX_RESULT_BYTES"
 _DEPENDENCIES = ("numpy", "numba", "scipy", "cvxpy")
-_LOG_STEP, _LOG_MIN_WALL, _LOG_MAX_WALL = 10, 2.0, 30.0  # [%], [s], [s]
 _DIVERGED_HINT = (
     "gains too high for the control rate or the integrator step, integrator.dt too large, "
     "or actuator limits (thrust, gimbal rate, wheel acceleration) too tight"
@@ -193,13 +197,18 @@ class _WriteFailed(Exception):
 
 
 class _Progress:
-    """A one-line bar on a terminal, else INFO lines through ``logging`` ("dqspace.run")."""
+    """A one-line bar on a terminal, else plain INFO lines through ``logging``
+    ("dqspace.run") at the rate of :class:`dqspace._progress.LineRate`: the simulated
+    time, the wall time and the time left (measured from the first chunk on, so that
+    compiling does not count)."""
 
     def __init__(self, total, enabled):
         self.total, self.enabled = total, enabled
         self.tty = enabled and sys.stderr.isatty()
-        self.t0 = self.logged_at = time.perf_counter()
-        self.last, self.logged_pct = -1, 0
+        self.rate = LineRate() if enabled and not self.tty else None
+        self.t0 = time.perf_counter()
+        self.last = -1
+        self.first = None  # (simulated, wall) at the first update
 
     def update(self, t):
         if not self.enabled:
@@ -214,14 +223,18 @@ class _Progress:
                 sys.stderr.write(f"\r[{bar}] {pct:3d}%  t = {t:6.2f} s  ({el:5.1f} s wall)")
                 sys.stderr.flush()
             return
-        since = now - self.logged_at
-        step = pct >= self.logged_pct + _LOG_STEP and since >= _LOG_MIN_WALL
-        if step or since >= _LOG_MAX_WALL:
-            self.logged_pct, self.logged_at = pct - pct % _LOG_STEP, now
-            rate = f", {t / el:.1f}x real time" if el > 0 else ""
-            log.info(
-                "t = %.2f of %.2f s simulated (%d%%), %.1f s wall%s", t, self.total, pct, el, rate
-            )
+        if self.first is None:
+            self.first = (t, now)
+        if not self.rate.due(t / self.total if self.total > 0 else 1.0):
+            return
+        t1, w1 = self.first
+        speed = (t - t1) / (now - w1) if t > t1 and now > w1 else None
+        left = "done" if t >= self.total else left_text((self.total - t) / speed if speed else None)
+        shown = f", {speed:.1f}x real time" if speed else ""
+        log.info(
+            "t = %.2f of %.2f s simulated (%d%%), %.1f s wall, %s%s",
+            t, self.total, pct, el, left, shown,
+        )  # fmt: skip
 
     def close(self):
         if self.tty:
@@ -479,19 +492,36 @@ def _end(sim, rec, writer, status, message, t_wall):
     return res, writer.path
 
 
+def _no_thruster(t, t_dead):
+    """The ``manifest["degradations"]`` entry of every thruster failed from ``t_dead``."""
+    period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+    end = float(t[-1]) + period
+    return {
+        "kind": NO_THRUSTER,
+        "label": "every thruster has failed",
+        "units": [],
+        "ticks": int(np.sum(t >= t_dead - 1e-9)),
+        "duration": end - t_dead,
+        "first": float(t_dead),
+        "episodes": 1,
+        "intervals": [[float(t_dead), end]],
+    }
+
+
 def _annotate(sim, res, t_wall):
     """Add metrics, degradations, timing and the environment to ``res.manifest``."""
     m = res.manifest
     n = len(res.t)
-    m["metrics"], m["metric_units"], m["degraded"] = {}, {}, []
+    m["metrics"], m["metric_units"], m["degraded"], m["degradations"] = {}, {}, [], []
     if sim.closed and n:
         m["metrics"] = summarize(res)
         m["metric_units"] = {k: METRICS[k][0] for k in m["metrics"] if k in METRICS}
-        messages, events = degradations(res)
+        messages, events, table = degradations(res)
         dead = [e["t"] for e in m["events"] if e["event"] == NO_THRUSTER]
         if dead:
             messages.insert(0, f"every thruster has failed from t = {dead[0]:.3f} s")
-        m["degraded"] = messages
+            table.insert(0, _no_thruster(res.t, dead[0]))
+        m["degraded"], m["degradations"] = messages, table
         m["events"] = sorted(m["events"] + events, key=lambda e: e["t"])
     wall = time.perf_counter() - t_wall
     t_end = float(res.t[-1]) if n else 0.0

@@ -46,8 +46,10 @@ class Chunk:
     (:data:`~dqspace.scenarios.sim.loop.Record`), its references ``arm_ref``,
     ``base_ref`` (m, 20), and the run's constants: the control ``period`` and the
     dynamics step ``dt`` [s], the arm's ``tau_limit``, ``rate_limit`` (n,), the true
-    thruster matrix ``H_true`` (6, S), the thrusters' ``sigma_max`` (S,) [N] and the
-    joint limiter's rows per device ``limited`` (name -> bool (m, count))."""
+    thruster matrix ``H_true`` (6, S), the thrusters' ``sigma_max`` (S,) [N], the
+    joint limiter's rows per device ``limited`` (name -> bool (m, count)) and the arm's
+    reaction on the base as the plant applied it, ``applied_reaction`` (m, 6)
+    (:mod:`dqspace.scenarios.sim.reaction`)."""
 
     R: Any
     m: int
@@ -60,6 +62,7 @@ class Chunk:
     H_true: NDArray[np.float64]
     sigma_max: NDArray[np.float64]
     limited: dict
+    applied_reaction: NDArray[np.float64]
 
     def rows(self, name):
         """The chunk's first m rows of the record ``name``."""
@@ -127,8 +130,15 @@ CLOSED_LOOP = (
     _series("wrench_ff", "N, N m", lambda z: (6,), _W6,
             "feedforward part (the arm's reaction, negated)", lambda c: c.rows("feedforward")),
     _series("arm_reaction", "N, N m", lambda z: (6,), _W6,
-            "the arm's reaction wrench on the base (planned; fed forward or not)",
+            "the arm's reaction wrench on the base as the law planned it (its planned joint "
+            "accelerations on the controller model; fed forward or not), base frame",
             lambda c: c.rows("reaction")),
+    _series("arm_reaction_applied", "N, N m", lambda z: (6,), _W6,
+            "the arm's reaction wrench on the base as the plant applied it: what the arm's "
+            "first joints transmit to the base at the tick (forward and inverse dynamics of "
+            "the plant at the recorded state with the inputs it applied, the thrusters' mean "
+            "over the period), base frame about its origin",
+            lambda c: c.applied_reaction),
     _series("wrench_thr", "N, N m", lambda z: (6,), _W6,
             "thrusters' mean wrench over the period (nominal)", lambda c: c.rows("w_thr")),
     _series("wrench_thr_true", "N, N m", lambda z: (6,), _W6,

@@ -177,8 +177,9 @@ def percentiles(values, q=(50, 95, 99)) -> dict[int, float]:
 def requirement_table(rows: Mapping[str, Sequence[float]], requirements: Mapping) -> list[dict]:
     """One row per requirement ``{metric: (op, limit, percentile)}`` (or a
     :class:`~dqspace.scenarios.spec.requirements.Requirement`), op ``"<="`` or ``">="``:
-    the metric's sample value at that percentile, the limit and whether that value is within
-    it (no confidence: campaigns judge with
+    the metric's sample value at that percentile (of the runs that measured it), the limit,
+    ``n_missing`` (the runs that did not: NaN) and ``ok``, whether that value is within it
+    and every run measured it (no confidence: campaigns judge with
     :func:`dqspace.scenarios.campaigns.verdicts.judge_campaign`)."""
     out = []
     for metric, spec in requirements.items():
@@ -190,6 +191,11 @@ def requirement_table(rows: Mapping[str, Sequence[float]], requirements: Mapping
         if op not in ("<=", ">="):
             raise ValueError(f"requirement on {metric!r}: op must be '<=' or '>=', got {op!r}")
         value = percentiles(rows[metric], (pct,))[int(pct)]
+        missing = int(np.count_nonzero(~np.isfinite(np.asarray(rows[metric], float))))
         ok = bool(value <= limit) if op == "<=" else bool(value >= limit)
-        out.append(dict(metric=metric, percentile=int(pct), value=value, op=op, limit=limit, ok=ok))
+        ok = ok and not missing  # a run that did not measure it could be beyond the limit
+        out.append(
+            dict(metric=metric, percentile=int(pct), value=value, op=op, limit=limit, ok=ok,
+                 n_missing=missing)
+        )  # fmt: skip
     return out

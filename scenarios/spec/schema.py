@@ -396,6 +396,20 @@ SCHEMA = {
             "checkpoint_every": F("float", 1.0, "s", **_POS, doc="simulated time between saves"),
         }
     ),
+    "metrics": Section(
+        {
+            "transient": F(
+                "float",
+                2.0,
+                "s",
+                min=0.0,
+                doc="the end-effector metrics (ee_rms, ee_max) are taken over t >= transient "
+                "(simulated time); a run that ends before has them not measured (no value, "
+                "never 0) and a requirement on them UNDECIDED",
+            ),
+        },
+        doc="how a closed-loop run's metrics are taken (dqspace.scenarios.sim.metrics)",
+    ),
     # the metrics of a closed-loop run (dqspace.scenarios.sim.metrics.METRICS; a test
     # keeps the two lists equal): a requirement on each, the defaults on three
     "requirements": Section(

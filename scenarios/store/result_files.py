@@ -152,6 +152,9 @@ class StoredResult:
 def _read_manifest(path, partial=False):
     """A checked manifest (``partial``: of a checkpoint, with ``rows`` instead of ``data``)."""
     m = read_json(path, "result manifest", limit=_MAX_MANIFEST)
+    metrics = m.get("metrics") if isinstance(m, dict) else None
+    if isinstance(metrics, dict):  # written as null: a metric not measured is NaN again
+        m["metrics"] = {k: float("nan") if v is None else v for k, v in metrics.items()}
     _check_manifest(Path(path), m, partial)
     return m
 

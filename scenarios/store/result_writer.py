@@ -25,6 +25,7 @@ from .storage import (
     OutputDir,
     RowLog,
     json_default,
+    json_safe,
     now,
 )
 
@@ -192,7 +193,7 @@ class ResultWriter:
     def _manifest(self, manifest, status, message):
         m = dict(manifest, status=status, message=message, updated=now(), **self.fixed)
         m["n_samples"] = self.log.n if self.log is not None else 0
-        return json.dumps(m, indent=1, default=json_default).encode()
+        return json.dumps(json_safe(m), indent=1, default=json_default, allow_nan=False).encode()
 
     def checkpoint(self, n, manifest):
         """Append rows ``[committed, n)`` and commit them (the manifest only if it changed).

@@ -14,7 +14,10 @@ Format (a directory):
     "created", "updated", "events": [...], "data": {"file": "result.npz", "bytes",
     "sha256"}}``.  A run adds ``"metrics"`` (closed loop:
     :func:`dqspace.scenarios.sim.metrics.summarize`), ``"degraded"`` (one-line messages,
-    empty when all went well), ``"wall_time"`` [s], ``"real_time_factor"``,
+    one per kind of degradation, empty when all went well), ``"degradations"`` (the same
+    kinds as records with their time intervals, see
+    :func:`dqspace.scenarios.sim.metrics.degradations`), ``"wall_time"`` [s],
+    ``"real_time_factor"``,
     ``"python"``, ``"dependencies"`` (name -> version or None) and ``"machine"``
     (``arch``, ``processor``, ``cpu_count``, ``hostname``, ``platform``).
     Format ``"dqspace-result/1"`` (no ``data``, ``dtype``, ``shape``) is still read.

@@ -69,6 +69,7 @@ __all__ = [
     "current_umask",
     "file_digest",
     "format_bytes",
+    "json_safe",
     "MAX_JSON_BYTES",
     "open_regular",
     "read_regular",
@@ -113,9 +114,27 @@ def json_default(o):
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
+def json_safe(doc):
+    """``doc`` with every non-finite number (NaN: a metric not measured; inf) replaced by
+    None, so that it is strict JSON (``null``); NumPy scalars and arrays become plain
+    numbers and lists (:func:`json_default`)."""
+    if isinstance(doc, dict):
+        return {k: json_safe(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [json_safe(v) for v in doc]
+    if isinstance(doc, np.ndarray):
+        return json_safe(doc.tolist())
+    if isinstance(doc, (float, np.floating)):
+        return float(doc) if np.isfinite(doc) else None
+    return doc
+
+
 def to_json(doc):
-    """``doc`` as indented, key-sorted JSON bytes."""
-    return json.dumps(doc, indent=2, sort_keys=True, default=json_default).encode()
+    """``doc`` as indented, key-sorted, strict JSON bytes (a non-finite number is ``null``:
+    :func:`json_safe`)."""
+    return json.dumps(
+        json_safe(doc), indent=2, sort_keys=True, default=json_default, allow_nan=False
+    ).encode()
 
 
 # ------------------------------------------------------------------ files

@@ -16,6 +16,7 @@ import io
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,7 @@ __all__ = [
     "SweepStore",
     "load_sweep",
     "read_sweep_manifest",
+    "read_variant_records",
     "report_damaged",
 ]
 
@@ -52,6 +54,7 @@ SWEEP_FORMAT = "dqspace-sweep/1"
 #: a variant's series over time (``sweep(..., series=f)``), beside its metrics.json
 SERIES_FILE = "series.npz"
 _MAX_JSON = 64 << 20  # [bytes] a stored JSON file larger than this is damaged
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]+")
 log = logging.getLogger("dqspace.sweep")
 
 
@@ -117,7 +120,9 @@ def _read_record(path):
 
 def read_sweep_manifest(out: str | os.PathLike) -> dict:
     """The checked ``<out>/sweep.json`` of a sweep directory: ``format``, ``created``,
-    ``package_version``, ``source`` and ``base`` (the base scenario, without ``outputs``).
+    ``package_version``, ``source``, ``base`` (the base scenario, without ``outputs`` and
+    ``requirements``) and ``requirements`` (the base scenario's ``requirements`` table as
+    the latest sweep in ``out`` had it; absent from the sweeps of earlier versions).
 
     Raises
     ------
@@ -175,6 +180,7 @@ class SweepStore:
 
     def _check_base(self, scenario):
         base = _base_doc(scenario)
+        req = json.loads(json.dumps(scenario.config.get("requirements"), default=json_default))
         mpath = self.out / "sweep.json"
         if mpath.exists():
             old = _read_json(mpath, "sweep manifest", _MANIFEST)
@@ -186,6 +192,9 @@ class SweepStore:
                     f"{self.out}: holds a sweep of a different base scenario (differs at "
                     f"{', '.join(diff[:5])}); use another out directory"
                 )
+            if old.get("requirements") == req:
+                return
+            doc = {**old, "requirements": req}  # the latest sweep's, which its report judges
         else:
             doc = {
                 "format": SWEEP_FORMAT,
@@ -193,8 +202,9 @@ class SweepStore:
                 "package_version": package_version(),
                 "source": scenario.source,
                 "base": base,
+                "requirements": req,
             }
-            atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=json_default).encode())
+        atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=json_default).encode())
 
     def close(self):
         """Release the sweep directory."""
@@ -237,6 +247,7 @@ class SweepStore:
             "run_time": rec["run_time"],
             "error": rec["error"],
             "run_error": rec["error"] is not None and not rec["metrics"],
+            "degraded": list(rec.get("degraded") or []),
             "traceback": rec["traceback"],
             "worker": rec.get("worker"),
             "package_version": package_version(),
@@ -251,6 +262,47 @@ class SweepStore:
             rec["result"].save(d / "result")
         text = json.dumps(doc, indent=2, default=json_default, allow_nan=True)
         atomic_write_bytes(d / "metrics.json", text.encode())
+
+
+def read_variant_records(out: str | os.PathLike, ids=None) -> tuple[list, list]:
+    """The stored records of a sweep directory's variants: ``(records, damaged)``.
+
+    Parameters
+    ----------
+    out : the sweep directory
+    ids : the variants to read, in this order (default: every stored one, sorted by id);
+        a variant without a record is left out
+
+    Returns
+    -------
+    records : list of dict (``metrics.json`` as :meth:`SweepStore.save` writes it:
+        ``id``, ``overrides``, ``metrics``, ``run_time``, ``error``, ``degraded`` (the run's
+        degradations, one line each; None in the records of earlier versions, which did
+        not keep them), ...)
+    damaged : list of str, ``"path: problem"`` of each record skipped (damaged, a link,
+        a special file; also reported as :func:`load_sweep` does)
+    """
+    base = Path(out) / "variants"
+    if ids is None:
+        paths = sorted(base.glob("*/metrics.json"))
+    else:
+        # an id is a plain name: one read from a file never leads out of ``variants``
+        paths = [base / str(i) / "metrics.json" for i in ids if _PLAIN_ID.fullmatch(str(i))]
+    records, damaged = [], []
+    for p in paths:
+        try:
+            rec = _read_record(p)
+        except FileNotFoundError:
+            continue
+        except ResultError as exc:
+            damaged.append(exc)
+            continue
+        degraded = rec.get("degraded")
+        ok = isinstance(degraded, list) and all(isinstance(d, str) for d in degraded)
+        rec["degraded"] = degraded if ok else None
+        records.append(rec)
+    report_damaged(damaged, "skipped")
+    return records, [str(e) for e in damaged]
 
 
 def load_sweep(out: str | os.PathLike) -> pandas.DataFrame:

@@ -16,6 +16,7 @@ import pytest
 from dqspace.control import (
     BaseController,
     BaseDOBController,
+    BaseFeedback,
     BasePIDController,
     IntegralGains,
     JointComputedTorque,
@@ -218,7 +219,7 @@ def test_the_observer_estimates_a_constant_disturbance_and_the_offset_vanishes(b
     errs = {}
     for name in ("pd", "pid", "dob"):
         base = _law(name, body)
-        traj = _simulate(body, q0, BodyFeedback(base, pose), D, 40.0, record=40.0, dt=2e-3)
+        traj = _simulate(body, q0, BaseFeedback(base, pose), D, 40.0, record=40.0, dt=2e-3)
         errs[name] = _pose_error(q0, traj.q[-1])
         if name == "dob":
             est = base.estimate
@@ -247,25 +248,6 @@ def _pose_error(q0, q):
 # ------------------------------------------------------------------ linearisation
 
 
-class BodyFeedback:
-    """A free body's base law as a state feedback ``k(t, q, v)`` with the law's states
-    declared (the protocol of :func:`~dqspace.control.linearize`)."""
-
-    def __init__(self, base, pose):
-        self.base, self.ref = base, PoseReference(pose, np.zeros(6), np.zeros(6))
-        self.law_states = getattr(base, "law_states", ())
-
-    def __call__(self, t, q, v):
-        return swap(self.base(t, State(q, v), self.ref).wrench)
-
-    def law_states0(self, t, q, v):
-        return self.base.law_states0(State(q, v))
-
-    def law_rates(self, t, q, v, z):
-        cmd, z_dot = self.base.law_rates(t, State(q, v), self.ref, z)
-        return swap(cmd.wrench), z_dot
-
-
 @pytest.fixture(scope="module")
 def body():
     m, J = 27.0, np.array([0.4, 0.5, 0.6])
@@ -287,9 +269,9 @@ def test_rigid_body_poles_with_the_integral_and_with_the_observer(body, rng):
     each wrench component (the separation principle)."""
     pose = body.random_configuration(rng)
     K = np.array([0.5, 1.0, 1.5, 2.0, 2.5, 3.0])
-    pid = linearize(body, pose, controller=BodyFeedback(_law("pid", body), pose), inputs=[])
+    pid = linearize(body, pose, controller=BaseFeedback(_law("pid", body), pose), inputs=[])
     dob = BaseDOBController(body, GAINS, bandwidth=K, period=T)
-    obs = linearize(body, pose, controller=BodyFeedback(dob, pose), inputs=[])
+    obs = linearize(body, pose, controller=BaseFeedback(dob, pose), inputs=[])
     cubic = np.concatenate([np.roots([J, kd, kp / 2, ki / 2]) for J, kp, kd, ki in _axes()])
     quad = np.concatenate([np.roots([J, kd, kp / 2]) for J, kp, kd, _ in _axes()])
     assert pid.nx == obs.nx == 18
@@ -304,7 +286,7 @@ def test_the_controllers_command_as_an_output(body, rng):
     """``Output.control``: at the reference pose at rest, the PD's force depends on the
     position and velocity through ``-kp/2`` and ``-kd`` (base axes), nothing else."""
     pose = body.random_configuration(rng)
-    lin = linearize(body, pose, controller=BodyFeedback(_law("pd", body), pose), inputs=[],
+    lin = linearize(body, pose, controller=BaseFeedback(_law("pd", body), pose), inputs=[],
                     outputs=[Output.control(body, [3, 4, 5])])  # fmt: skip
     assert lin.output_names == ("cmd_joint_body_fx", "cmd_joint_body_fy", "cmd_joint_body_fz")
     expected = np.zeros((3, 12))
@@ -356,3 +338,27 @@ def test_linear_step_response_matches_the_nonlinear_closed_loop(robot, held, nam
     y = np.array([_pose_error(q0, q) for q in traj.q])
     peak = np.abs(y_lin).max(axis=0)
     assert np.all(np.abs(y - y_lin).max(axis=0) < 0.02 * peak)
+
+
+def test_a_base_feedback_puts_the_wrench_on_the_base_and_nothing_on_the_arm(robot, held, rng):
+    q0, _ = held
+    base = _law("pid", robot)
+    fb = BaseFeedback(base, q0[:8])
+    s = _offset_state(robot, q0, rng)
+    q, v = s.q, s.v
+    tau = fb(0.0, q, v)
+    assert tau.shape == (robot.nv,)
+    assert np.all(tau[6:] == 0.0)
+    # the same law (a twin, its integral at zero like the feedback's) called directly
+    twin = _law("pid", robot)
+    ref = PoseReference(q0[:8], np.zeros(6), np.zeros(6))
+    np.testing.assert_array_equal(tau[:6], swap(twin(0.0, State(q, v), ref).wrench))
+    z = np.arange(1.0, len(fb.law_states) + 1.0) * 1e-3
+    tau_z, z_dot = fb.law_rates(0.0, q, v, z)
+    cmd, z_dot_direct = twin.law_rates(0.0, State(q, v), ref, z)
+    np.testing.assert_array_equal(tau_z[:6], swap(cmd.wrench))
+    np.testing.assert_array_equal(z_dot, z_dot_direct)
+    with pytest.raises(ValueError, match="BaseController"):
+        BaseFeedback(object(), q0[:8])
+    with pytest.raises(ValueError, match="no states"):
+        BaseFeedback(_law("pd", robot), q0[:8]).law_rates(0.0, q, v, z)

@@ -264,7 +264,10 @@ def test_saturations_are_recorded_and_counted_in_the_metrics():
     np.testing.assert_array_equal(res["thrust_saturated"] > 0, at_max)
     assert m["thrust_saturated_ticks"] == at_max.any(axis=1).sum() > 0
     assert m["alloc_best_effort_ticks"] > 0  # a demand beyond 3 N puts thrusters at their max
-    assert any("VSCMG or reaction-wheel motor" in d for d in res.manifest["degraded"])
+    (gimbals,) = [d for d in res.manifest["degradations"] if d["kind"] == "gimbal motor limited"]
+    assert gimbals["ticks"] == m["gimbal_limited_ticks"]
+    assert any(d.startswith(gimbals["label"]) for d in res.manifest["degraded"])
+    assert "VSCMG gimbal" in gimbals["label"] and "torque or rate limit" in gimbals["label"]
     # the default limits do not bind in the embedded scenario (its metrics unchanged)
     res = run(load_scenario(SK, ["scenario.duration=2"]), progress=False)
     assert not res["gimbal_limited"].any() and not res["vscmg_spin_limited"].any()

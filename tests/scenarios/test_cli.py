@@ -104,6 +104,8 @@ def test_installed_command_runs_a_short_scenario(tmp_path):
             "--set",
             "scenario.duration=0.5",
             "--set",
+            "metrics.transient=0.2",  # the end-effector metrics measured (exit 0)
+            "--set",
             "outputs.formats=png",
         ],
         capture_output=True,

@@ -665,7 +665,7 @@ def test_damaged_sweep_records_are_reported_and_run_again(tmp_path):
     from dqspace.scenarios.store.sweep_store import load_sweep
 
     samples = [{"scenario.seed": s} for s in range(4)]
-    base = sk("scenario.duration=0.1")
+    base = sk("scenario.duration=0.1", "metrics.transient=0.05")  # ee_rms measured
     kw = dict(samples=samples, metrics=["ee_rms"], out=tmp_path, scheduler="synchronous")
     first = sweep(base, progress=False, **kw)
     files = [tmp_path / "variants" / v / "metrics.json" for v in first["variant"]]

@@ -7,16 +7,14 @@ import pytest
 from dqspace.control import (
     BaseController,
     BaseDOBController,
+    BaseFeedback,
     BasePIDController,
     IntegralGains,
     PDGains,
-    PoseReference,
-    State,
     base_loop,
     base_loop_margins,
     disturbance_response,
 )
-from dqspace.dq import swap
 from dqspace.multibody import Body, Joint, JointType, Model
 from dqspace.scenarios.figures.linear_figures import (
     margins_table,
@@ -26,24 +24,6 @@ from dqspace.scenarios.figures.linear_figures import (
 )
 
 GAINS = PDGains(kp_rot=2.0, kd_rot=0.5, kp_trans=100.0, kd_trans=20.0)
-
-
-class Feedback:
-    """A free body's base law as a state feedback, with the law's states declared."""
-
-    def __init__(self, base, pose):
-        self.base, self.ref = base, PoseReference(pose, np.zeros(6), np.zeros(6))
-        self.law_states = getattr(base, "law_states", ())
-
-    def __call__(self, t, q, v):
-        return swap(self.base(t, State(q, v), self.ref).wrench)
-
-    def law_states0(self, t, q, v):
-        return self.base.law_states0(State(q, v))
-
-    def law_rates(self, t, q, v, z):
-        cmd, z_dot = self.base.law_rates(t, State(q, v), self.ref, z)
-        return swap(cmd.wrench), z_dot
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +40,7 @@ def analysed():
     }
     dist, margins = {}, {}
     for label, law in laws.items():
-        fb = Feedback(law, pose)
+        fb = BaseFeedback(law, pose)
         dist[label] = disturbance_response(body, pose, controller=fb)
         margins[label] = base_loop_margins(base_loop(body, pose, controller=fb))
     return dist, margins

@@ -323,7 +323,7 @@ def test_dqspace_new_writes_a_scenario_that_runs_as_written(tmp_path, capsys):
     assert main(["new", "mysat", "--dir", str(tmp_path)]) == 0
     f = tmp_path / "mysat" / "scenario.toml"
     assert f.is_file() and (tmp_path / "mysat" / "arm.urdf").is_file()
-    sc = load_scenario(f, ["scenario.duration=1.5"])
+    sc = load_scenario(f, ["scenario.duration=1.5", "metrics.transient=1.0"])
     assert sc.name == "mysat"
     res = run(sc, progress=False)
     m = summarize(res)

@@ -264,7 +264,9 @@ def test_requirements_are_lines_at_their_values_with_the_metric_stated(closed, f
 
 def test_the_ee_metric_window_is_shaded_and_a_run_inside_it_says_so(closed, wheels, figures):
     ax = figures["tracking"].axes[4]  # the 1.5 s run ends inside the 2 s transient
-    assert "ended before the window of ee_max" in ax.get_title(loc="left")
+    title = ax.get_title(loc="left")
+    assert "ended before the window of ee_max: not measured" in title
+    assert title.endswith("requirement ≤ 1 mm: UNDECIDED")  # not MET, not 0
     assert not _gid(ax, "metric")
     (span,) = [p for p in ax.patches if p.get_gid() == "transient"]
     assert span.get_x() == pytest.approx(0.0) and span.get_width() == pytest.approx(1.5)
@@ -402,8 +404,9 @@ def test_degradation_episodes_are_spans_named_once(closed):
         (0.2, 0.31),
         (0.9, 0.96),  # until + one control period (the last tick's period)
     ]
-    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    texts = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
     assert texts.count("steering saturated (2 episodes)") == 1
+    assert not any("steering" in t.get_text() for t in fig.axes[0].get_legend().get_texts())
 
 
 def test_every_thruster_is_labelled_by_its_name_and_the_bars_are_explained(closed, wheels, figures):
@@ -445,14 +448,22 @@ def test_wrench_balance_adds_the_actuators_to_the_reaction(closed, wheels, figur
         tau = res["vscmg_torque_cmd"] - (
             res["vscmg_torque_err"] if device.startswith("VSCMG") else res["rw_torque_err"]
         )
+        applied = res["arm_reaction_applied"]
         for j in range(3):
             force, torque = ax[j], ax[3 + j]
-            np.testing.assert_allclose(
-                _line(force, "arm reaction (planned)" if j == 2 else "_a").get_ydata(),
-                res["arm_reaction"][:, j],
+            a_label, p_label = (
+                ("arm reaction (applied)", "arm reaction (planned)") if j == 2 else ("_a", "_a")
             )
-            resid_f = res["arm_reaction"][:, j] + thr[:, j]
-            resid_t = res["arm_reaction"][:, 3 + j] + thr[:, 3 + j] + tau[:, j]
+            drawn = [ln for ln in force.get_lines() if ln.get_label() in (a_label, p_label)]
+            assert len(drawn) == 2
+            a_line, p_line = drawn
+            np.testing.assert_allclose(a_line.get_ydata(), applied[:, j])
+            np.testing.assert_allclose(p_line.get_ydata(), res["arm_reaction"][:, j])
+            assert p_line.get_linewidth() < a_line.get_linewidth()
+            assert p_line.get_linestyle() == "--" and a_line.get_linestyle() == "-"
+            # the residual is what the base felt: the applied reaction and the actuators
+            resid_f = applied[:, j] + thr[:, j]
+            resid_t = applied[:, 3 + j] + thr[:, 3 + j] + tau[:, j]
             means = [ln for ln in force.get_lines() if ln.get_marker() == "o"]
             np.testing.assert_allclose(means[0].get_ydata(), _mean(resid_f, n), atol=1e-12)
             means = [ln for ln in torque.get_lines() if ln.get_marker() == "o"]
@@ -460,9 +471,36 @@ def test_wrench_balance_adds_the_actuators_to_the_reaction(closed, wheels, figur
         labels = [t.get_text() for t in ax[2].get_legend().get_texts()]
         assert device in labels and "thrusters (delivered)" in labels
         # rejection: the torque the base feels is a small part of the arm's reaction
-        react = np.sqrt(np.mean(res["arm_reaction"][:, 3:] ** 2))
-        felt = np.sqrt(np.mean((res["arm_reaction"][:, 3:] + thr[:, 3:] + tau) ** 2))
+        react = np.sqrt(np.mean(applied[:, 3:] ** 2))
+        felt = np.sqrt(np.mean((applied[:, 3:] + thr[:, 3:] + tau) ** 2))
         assert felt < 0.2 * react
+
+
+def test_disturbance_rejection_draws_the_applied_reaction_and_the_planned_thin(closed, figures):
+    ax = figures["disturbance_rejection"].axes
+    applied, planned = closed["arm_reaction_applied"], closed["arm_reaction"]
+    for row, name, off in ((2, "f", 0), (3, "τ", 3)):
+        lines = ax[row].get_lines()
+        for i, c in enumerate("xyz"):
+            a_line = _line(ax[row], f"{name}{c} (applied)")
+            np.testing.assert_allclose(a_line.get_ydata(), applied[:, off + i])
+            p_line = lines[3 + i]  # the planned ones follow, thin and dashed, over them
+            np.testing.assert_allclose(p_line.get_ydata(), planned[:, off + i])
+            assert p_line.get_linewidth() < a_line.get_linewidth()
+            assert p_line.get_linestyle() == "--" and p_line.get_zorder() > a_line.get_zorder()
+        texts = [t.get_text() for t in ax[row].get_legend().get_texts()]
+        assert texts == [f"{name}{c} (applied)" for c in "xyz"] + ["(planned), each\ncomponent"]
+    assert "arm reaction (applied)" in ax[2].get_title(loc="left")
+    # a result recorded before the applied reaction: the planned one alone, as before
+    old = Results(
+        {k: v for k, v in closed.data.items() if k != "arm_reaction_applied"},
+        closed.info,
+        closed.manifest,
+    )
+    ax = P.plot_disturbance_rejection(old).axes
+    texts = [t.get_text() for t in ax[2].get_legend().get_texts()]
+    assert texts == [f"f{c} (planned)" for c in "xyz"]
+    np.testing.assert_allclose(_line(ax[2], "fy (planned)").get_ydata(), planned[:, 1])
 
 
 # ------------------------------------------------------------ dynamics check

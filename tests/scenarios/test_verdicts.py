@@ -19,6 +19,7 @@ from dqspace.scenarios.campaigns.confidence import (
     UNDECIDED,
     min_runs,
     percentile_bounds,
+    upper_rank,
     value_verdict,
 )
 from dqspace.scenarios.campaigns.verdicts import (
@@ -33,7 +34,8 @@ from dqspace.scenarios.spec.config import ScenarioError
 from dqspace.scenarios.spec.requirements import Requirement
 from dqspace.scenarios.spec.schema import SCHEMA
 
-SHORT = "scenario.duration=0.2"
+#: 0.2 s runs whose end-effector metrics are measured (from t = 0.1 s, metrics.transient)
+SHORT = ["scenario.duration=0.2", "metrics.transient=0.1"]
 #: every default requirement judged at the median: 5 runs decide it at 95 %
 MEDIAN = [f"requirements.{m}={{limit = 1.0, percentile = 50}}" for m in mc.DEFAULT_REQUIREMENTS]
 
@@ -108,11 +110,33 @@ def test_a_campaign_row_holds_the_estimate_the_bound_the_runs_and_the_verdict():
     assert overall([row]) == MET == overall([])
 
 
-def test_runs_without_a_value_are_left_out_and_said_so():
+def test_runs_not_measured_never_make_a_requirement_met():
+    # 300 runs far within the limit and 2 that did not measure the metric (NaN): the
+    # bound of P99 at 95 % over 302 runs is the largest run, one of the two: not MET
     x = np.r_[np.full(300, 1e-4), np.nan, np.nan]
     (row,) = judge_campaign({"m": x}, {"m": ("<=", 1e-3, 99)})
-    assert row["n"] == 300 and row["n_missing"] == 2 and row["status"] == MET
-    assert "m: 2 runs have no value" in campaign_warnings([row])[0]
+    assert row["n"] == 300 and row["n_missing"] == 2 and row["status"] == UNDECIDED
+    assert row["value"] == 1e-4 and row["bound"] is None  # the estimate: the measured runs
+    assert "not measured" in row["reason"]
+    assert "m: not measured in 2 runs" in campaign_warnings([row])[0]
+    # taken as the worst case whatever the op: a >= requirement is not met either
+    (ge,) = judge_campaign({"m": x}, {"m": (">=", 1e-5, 1)})
+    assert ge["status"] == UNDECIDED and ge["bound"] is None
+    # with runs enough that the bound is a measured run whatever the unmeasured ones
+    # were, the verdict stands (rank k of N: at most N - k runs may be unmeasured)
+    k = upper_rank(1000, 0.99, 0.95)
+    spare = 1000 - k
+    assert spare >= 1
+    ok = np.r_[np.full(1000 - spare, 1e-4), np.full(spare, np.nan)]
+    assert judge_campaign({"m": ok}, {"m": ("<=", 1e-3, 99)})[0]["status"] == MET
+    one_more = np.r_[np.full(999 - spare, 1e-4), np.full(spare + 1, np.nan)]
+    assert judge_campaign({"m": one_more}, {"m": ("<=", 1e-3, 99)})[0]["status"] == UNDECIDED
+    # a clear failure among the measured runs is still NOT MET; none measured: UNDECIDED
+    bad = np.r_[np.full(5, 1.0), np.nan]
+    assert judge_campaign({"m": bad}, {"m": ("<=", 1e-3, 99)})[0]["status"] == NOT_MET
+    (none,) = judge_campaign({"m": np.full(3, np.nan)}, {"m": ("<=", 1e-3, 99)})
+    assert none["status"] == UNDECIDED and none["n"] == 0 and none["n_missing"] == 3
+    assert np.isnan(none["value"]) and "not measured in 3 runs" in none["reason"]
 
 
 def test_a_single_run_is_judged_on_its_value():
@@ -134,7 +158,7 @@ def test_a_single_run_is_judged_on_its_value():
 
 
 def test_dqspace_run_exits_3_when_a_requirement_is_not_met_and_0_with_no_fail(tmp_path, capsys):
-    base = ["run", "station-keeping", "-q", "--set", SHORT, "--set", "outputs.plots=false"]
+    base = ["run", "station-keeping", "-q", *_sets(SHORT), "--set", "outputs.plots=false"]
     assert main([*base, "--out", str(tmp_path / "a")]) == 0
     text = capsys.readouterr().out
     assert "a single run is judged on its values" in text
@@ -148,7 +172,7 @@ def test_dqspace_run_exits_3_when_a_requirement_is_not_met_and_0_with_no_fail(tm
 
 def test_dqspace_montecarlo_exits_with_the_verdict(tmp_path, capsys):
     base = ["montecarlo", "station-keeping", "--scheduler", "synchronous", "-q", "--no-plots"]
-    base += ["--set", SHORT]
+    base += _sets(SHORT)
     # 5 runs decide medians far from the limits: MET, exit 0
     assert main([*base, "-n", "5", "--out", str(tmp_path / "met"), *_sets(MEDIAN)]) == 0
     out = capsys.readouterr().out
@@ -171,7 +195,7 @@ def test_dqspace_montecarlo_exits_with_the_verdict(tmp_path, capsys):
 
 def test_until_confident_stops_when_decided_and_is_the_prefix_of_a_longer_campaign(tmp_path):
     assert BATCH == mc.BATCH
-    sc = load_scenario("station-keeping", [SHORT, *MEDIAN])
+    sc = load_scenario("station-keeping", [*SHORT, *MEDIAN])
     kw = dict(scheduler="synchronous", progress=False)
     early = mc.montecarlo(sc, 12, until_confident=True, batch=5, out=tmp_path / "a", **kw)
     info = early.attrs["montecarlo"]
@@ -182,7 +206,7 @@ def test_until_confident_stops_when_decided_and_is_the_prefix_of_a_longer_campai
     for m in METRICS:
         np.testing.assert_array_equal(early[m].to_numpy(), full[m].to_numpy()[:5], err_msg=m)
     # an undecidable P99 at 95 % runs to the cap, in batches; metrics.csv holds every run
-    sc99 = load_scenario("station-keeping", [SHORT])
+    sc99 = load_scenario("station-keeping", SHORT)
     capped = mc.montecarlo(sc99, 7, until_confident=True, batch=3, out=tmp_path / "b", **kw)
     stop = capped.attrs["montecarlo"]["until_confident"]
     assert len(capped) == 7 and stop["stopped"] == "cap" and stop["batches"] == 3
@@ -194,7 +218,7 @@ def test_until_confident_stops_when_decided_and_is_the_prefix_of_a_longer_campai
 def test_the_cli_stops_early_and_says_why(tmp_path, capsys):
     argv = ["montecarlo", "station-keeping", "-n", "50", "--until-confident", "--batch", "5"]
     argv += ["--scheduler", "synchronous", "-q", "--no-plots", "--out", str(tmp_path)]
-    assert main([*argv, *_sets([SHORT, *MEDIAN])]) == 0
+    assert main([*argv, *_sets([*SHORT, *MEDIAN])]) == 0
     out = capsys.readouterr().out
     assert "stopped after 5 runs (1 batches): every verdict decided" in out
 
@@ -205,7 +229,7 @@ def test_the_cli_stops_early_and_says_why(tmp_path, capsys):
 def test_the_figures_and_the_report_state_the_bound_and_the_verdict(tmp_path, capsys):
     out = tmp_path / "mc"
     argv = ["montecarlo", "station-keeping", "-n", "6", "--scheduler", "synchronous", "-q"]
-    assert main([*argv, "--out", str(out), "--set", SHORT, *_sets(MEDIAN)]) == 0
+    assert main([*argv, "--out", str(out), *_sets(SHORT), *_sets(MEDIAN)]) == 0
     info = json.loads((out / "montecarlo.json").read_text())
     from dqspace.scenarios.figures.campaign_montecarlo import plot_histograms
     from dqspace.scenarios.store.sweep_store import load_sweep
