@@ -235,7 +235,7 @@ _JUDGED = Obj(
 )
 _PARAMETER = Obj(
     {"parameter": str, "prcc": NUMBER, "significant": bool},
-    {"unit": Maybe(str), "p_value": NUMBER},
+    {"unit": Maybe(str), "p_value": Maybe(NUMBER)},
 )
 _SUMMARY = Obj(
     {"n": int, "requirements": ListOf(Also(_REQUIREMENT, "status", _JUDGED))},
@@ -258,6 +258,7 @@ _SUMMARY = Obj(
             )
         ),
         "until_confident": Obj({"cap": int, "batch": int, "batches": int, "stopped": str}),
+        "transient": Maybe(NUMBER),
     },
 )
 

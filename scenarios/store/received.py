@@ -447,16 +447,17 @@ class Choice(_Spec):
 
 
 class ListOf(_Spec):
-    """An array of values of ``spec`` (at most ``max_len`` of them, when given)."""
+    """An array of values of ``spec`` (at most ``max_len`` of them, or exactly ``length``,
+    when given)."""
 
-    def __init__(self, spec, max_len=None):
-        self.spec, self.max_len = _spec(spec), max_len
+    def __init__(self, spec, max_len=None, length=None):
+        self.spec, self.max_len, self.length = _spec(spec), max_len, length
 
     def describe(self):
-        return "an array"
+        return "an array" if self.length is None else f"an array of {self.length}"
 
     def check(self, value, where):
-        if not isinstance(value, list):
+        if not isinstance(value, list) or (self.length is not None and len(value) != self.length):
             _wrong(where, self, value)
         if self.max_len is not None and len(value) > self.max_len:
             raise _Bad(where, f"has {len(value)} entries, at most {self.max_len} expected")

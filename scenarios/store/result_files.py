@@ -76,6 +76,17 @@ _MANIFEST = Obj(
             Obj({"t": NUMBER, "event": str}, {"until": Maybe(NUMBER), "ticks": Maybe(int)})
         ),
         "degraded": ListOf(str),
+        "degradations": ListOf(
+            Obj(
+                {"kind": str},
+                {
+                    "label": Maybe(str),
+                    "duration": Maybe(NUMBER),
+                    "episodes": int,
+                    "intervals": ListOf(ListOf(NUMBER, length=2)),
+                },
+            )
+        ),
         "metrics": MapOf(NUMBER),
         "metric_units": MapOf(str),
         "system": Maybe(

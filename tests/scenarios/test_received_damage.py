@@ -200,6 +200,9 @@ CASES = {
                 p, _set("events", value=[{"t": "soon", "event": "x"}])
             ),
             "wrong value type in the system": lambda p: _edit(p, _set("system", value="x")),
+            "wrong value type in the degradations": lambda p: _edit(
+                p, _set("degradations", value=[{"kind": "k", "intervals": [[0.0, [1]]]}])
+            ),
             "a scenario section that is not a table": lambda p: _edit(
                 p, _set("scenario", "extra", value=5)
             ),
@@ -255,8 +258,8 @@ CASES = {
 COMMANDS = {
     "run": (["plot"], ["report"], ["animate", "--frames", "3"]),
     "mc": (["plot"], ["report"]),
-    "sweep": (["plot"],),
-    "tune": (),
+    "sweep": (["plot"], ["report"]),
+    "tune": (["report"],),
 }
 #: the Python loaders of each file
 LOADERS = {
