@@ -2,6 +2,7 @@
 previous complete result survives a run that does not complete, every kind of stop keeps
 its partial result, damaged files give one clear error, sweeps likewise."""
 
+import functools
 import hashlib
 import json
 import logging
@@ -640,7 +641,10 @@ def test_every_thruster_failing_is_reported_as_a_degradation():
 
 
 def test_without_a_terminal_progress_is_logged_every_ten_percent(monkeypatch):
-    monkeypatch.setattr(runner_mod, "_LOG_MIN_WALL", 0.0)
+    # the lines' rate without its wall-clock bounds (no minimum, no heartbeat): a line at
+    # each tenth of the run
+    rate = functools.partial(runner_mod.LineRate, min_wall=0.0, max_wall=1e9)
+    monkeypatch.setattr(runner_mod, "LineRate", rate)
     records = []
     handler = logging.Handler()
     handler.emit = records.append
