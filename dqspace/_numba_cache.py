@@ -40,6 +40,8 @@ import threading
 import time
 from pathlib import Path
 
+from ._env import env_number
+
 try:
     import fcntl
 except ImportError:  # not POSIX: no inter-process lock (numba's own behaviour)
@@ -92,19 +94,7 @@ def _find_spec(name):
 def lock_timeout():
     """``$DQSPACE_LOCK_TIMEOUT`` [s] (default 900): how long a process waits for the build
     lock; ValueError naming the variable unless a finite number >= 0."""
-    text = os.environ.get("DQSPACE_LOCK_TIMEOUT", "").strip()
-    if not text:
-        return 900.0
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (0.0 <= value < float("inf")):  # also refuses nan
-        raise ValueError(
-            f"DQSPACE_LOCK_TIMEOUT = {text!r}: expected a finite number of seconds >= 0 "
-            "(unset: 900)"
-        )
-    return value
+    return env_number("DQSPACE_LOCK_TIMEOUT", 900.0, what="a finite number of seconds >= 0")
 
 
 def cache_dir():

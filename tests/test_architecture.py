@@ -37,12 +37,14 @@ ALLOWED = {
 #: the sub-packages of ``scenarios`` from the bottom up; its top-level modules are above all
 SCENARIO_LAYERS = ("spec", "store", "build", "sim", "campaigns", "figures")
 # dqspace's own infrastructure modules (numba cache set-up, lazy compilation, kernel
-# pointers, compiling in parallel processes, progress lines), usable by every folder.
+# pointers, compiling in parallel processes, progress lines, checked environment
+# variables), usable by every folder.
 INFRASTRUCTURE = {
     "dqspace._numba_cache",
     "dqspace._jit",
     "dqspace._precompile",
     "dqspace._progress",
+    "dqspace._env",
 }
 MAX_LINES = 600
 #: the folders whose modules share no private name at all; in the lower floors a package's

@@ -47,15 +47,24 @@ from ..sim.metrics import DEFAULT_TRANSIENT, METRICS
 from ..spec import requirements as spec_requirements
 from ..spec.dispersions import Dispersions, percentiles
 from ..spec.requirements import DEFAULT_REQUIREMENTS
-from ..store.storage import (
-    MAX_JSON_BYTES,
-    atomic_write_bytes,
-    json_safe,
-    open_regular,
-    read_regular,
+from ..store.received import (
+    NUMBER,
+    Also,
+    Choice,
+    ListOf,
+    LoadBudget,
+    MapOf,
+    Maybe,
+    Obj,
+    ResultError,
+    check_structure,
+    check_time,
+    read_json,
+    read_npz,
 )
+from ..store.storage import atomic_write_bytes, json_safe
 from ..store.sweep_store import SERIES_FILE
-from .confidence import UNDECIDED
+from .confidence import MET, NOT_MET, UNDECIDED
 from .sensitivity import campaign_sensitivity
 from .sweep import connect, sweep
 from .verdicts import campaign_warnings, judge_campaign, overall
@@ -70,6 +79,8 @@ __all__ = [
     "envelope_series",
     "load_envelope_series",
     "envelopes",
+    "SUMMARY_FILE",
+    "read_summary",
 ]
 
 #: what each run keeps over time, named after the metric it bounds -> (unit, description);
@@ -154,19 +165,118 @@ def envelope_series(res, n: int = ENVELOPE_SAMPLES) -> dict:
 def load_envelope_series(out: str | os.PathLike, variants: Sequence[str] | None = None):
     """The stored series of a campaign: ``(ids, [dict name -> array])`` in ``variants``
     order (default: every ``<out>/variants/*/series.npz``, sorted); runs without a
-    series file (failed runs) are left out."""
+    series file (failed runs) are left out, and so are links and special files.
+
+    Every file is read within one load limit (:mod:`dqspace.scenarios.store.received`:
+    ``DQSPACE_MAX_LOAD_BYTES``) and checked: 1-D series of numbers, as many samples as
+    ``t``, ``t`` finite and strictly increasing.
+
+    Raises
+    ------
+    ResultError (a ValueError) naming a damaged file, or one beyond the load limit
+    """
     base = Path(out) / "variants"
     if variants is None:
         variants = sorted(p.parent.name for p in base.glob(f"*/{SERIES_FILE}"))
-    ids, series = [], []
+    ids, series, budget = [], [], LoadBudget()
     for vid in variants:
         path = base / str(vid) / SERIES_FILE
         if path.is_symlink() or not path.is_file():  # links and special files: not read
             continue
-        with open_regular(path) as fh, np.load(fh, allow_pickle=False) as z:
-            series.append({k: np.asarray(z[k], float) for k in z.files})
+        try:
+            arrays = read_npz(path, budget)
+        except FileNotFoundError:  # removed meanwhile
+            continue
+        series.append(_checked_series(path, arrays))
         ids.append(str(vid))
     return ids, series
+
+
+def _checked_series(path, arrays):
+    if "t" not in arrays:
+        raise ResultError(path, "has no series 't'")
+    check_time(path, arrays["t"])
+    n = len(arrays["t"])
+    for k, a in arrays.items():
+        if a.ndim != 1 or len(a) != n:
+            raise ResultError(
+                path, f"series {k!r} has the shape {a.shape}, not ({n},) as 't'; damaged"
+            )
+    return {k: a.astype(float) for k, a in arrays.items()}
+
+
+#: a campaign's summary, in its directory
+SUMMARY_FILE = "montecarlo.json"
+_REQUIREMENT = Obj(
+    {
+        "metric": Choice(*METRICS),
+        "op": Choice("<=", ">="),
+        "limit": NUMBER,
+        "percentile": NUMBER,
+    }
+)
+#: a requirement row with its verdict (rows stored without one are judged again)
+_JUDGED = Obj(
+    {
+        "confidence": NUMBER,
+        "n": int,
+        "value": Maybe(NUMBER),
+        "bound": Maybe(NUMBER),
+        "min_runs": Maybe(int),
+        "status": Choice(MET, NOT_MET, UNDECIDED),
+        "reason": str,
+    },
+    {
+        "upper_rank": Maybe(int),
+        "lower_rank": Maybe(int),
+        "upper": Maybe(NUMBER),
+        "lower": Maybe(NUMBER),
+    },
+)
+_PARAMETER = Obj(
+    {"parameter": str, "prcc": NUMBER, "significant": bool},
+    {"unit": Maybe(str), "p_value": Maybe(NUMBER)},
+)
+_SUMMARY = Obj(
+    {"n": int, "requirements": ListOf(Also(_REQUIREMENT, "status", _JUDGED))},
+    {
+        "seed": Maybe(int),
+        "scenario": str,
+        "dispersions": MapOf(dict),
+        "percentiles": MapOf(Obj({q: Maybe(NUMBER) for q in ("50", "95", "99")})),
+        "verdict": str,
+        "warnings": ListOf(str),
+        "n_failed": int,
+        "sensitivity": Maybe(
+            Obj(
+                optional={
+                    "significance": NUMBER,
+                    "metrics": MapOf(
+                        Obj(optional={"parameters": ListOf(_PARAMETER), "note": Maybe(str)})
+                    ),
+                }
+            )
+        ),
+        "until_confident": Obj({"cap": int, "batch": int, "batches": int, "stopped": str}),
+        "transient": Maybe(NUMBER),
+    },
+)
+
+
+def read_summary(out: str | os.PathLike) -> dict:
+    """The checked ``montecarlo.json`` of a campaign directory (module docstring).
+
+    Raises
+    ------
+    ResultError (a ValueError) naming the file: missing, damaged, or not of this shape
+    """
+    path = Path(out) / SUMMARY_FILE
+    try:
+        doc = read_json(path, "Monte Carlo summary")
+    except FileNotFoundError:
+        raise ResultError(path, "is missing (not a Monte Carlo directory)") from None
+    check_structure(path, doc, _SUMMARY, "Monte Carlo summary")
+    return doc
 
 
 def envelopes(series: Sequence[Mapping], q: Sequence[float] = (50, 95, 99)) -> dict:
@@ -280,9 +390,11 @@ def claim_campaign_dir(out, seed: int, table: Mapping) -> None:
         if not path.is_file():
             continue
         try:
-            doc = json.loads(read_regular(path, MAX_JSON_BYTES))
-        except (OSError, ValueError):
+            doc = read_json(path, "campaign record")
+        except OSError:  # removed meanwhile
             raise ValueError(f"{path}: unreadable; use another out directory") from None
+        except ResultError as exc:
+            raise ValueError(f"{exc}; use another out directory") from None
         theirs = {k: doc.get(k) for k in ("seed", "dispersions")} if isinstance(doc, dict) else {}
         if theirs != mine:
             what = [k for k in ("seed", "dispersions") if theirs.get(k) != mine[k]]

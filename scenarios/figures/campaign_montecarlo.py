@@ -6,7 +6,6 @@ all written from a campaign directory (:func:`plot_montecarlo`)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,11 +14,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..campaigns.confidence import MET
-from ..campaigns.montecarlo import ENVELOPE_SERIES, envelopes, load_envelope_series
+from ..campaigns.montecarlo import (
+    ENVELOPE_SERIES,
+    envelopes,
+    load_envelope_series,
+    read_summary,
+)
 from ..campaigns.verdicts import judge_campaign, overall
 from ..sim.metrics import DEFAULT_TRANSIENT, METRICS
-from ..store.results import ResultError
-from ..store.storage import MAX_JSON_BYTES, read_regular
 from ..store.sweep_store import load_sweep
 from .campaign_sensitivity import plot_sensitivity
 from .common import (
@@ -251,18 +253,15 @@ def plot_montecarlo(
     sensitivities) of a campaign directory (``montecarlo.json``, the stored variants) into
     ``figures_dir`` (default ``out``)."""
     out = Path(out)
-    path = out / "montecarlo.json"
-    try:
-        info = json.loads(read_regular(path, MAX_JSON_BYTES))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultError(path, f"cannot be read as a Monte Carlo summary ({exc})") from None
+    info = read_summary(out)  # checked: ResultError naming the file
     where = Path(figures_dir) if figures_dir is not None else out
     df = load_sweep(out)
     name, n = info.get("scenario", out.name), info.get("n", len(df))
     rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
     req = _requirement_rows(info, rows)
-    paths = save(plot_histograms(rows, req, name=name, n=n), where / "montecarlo", formats)
+    # every file read (and checked) before any figure is written
     _, series = load_envelope_series(out, list(df["variant"]) if len(df) else None)
+    paths = save(plot_histograms(rows, req, name=name, n=n), where / "montecarlo", formats)
     if series:
         spec = {r["metric"]: (r["op"], r["limit"], r["percentile"]) for r in req}
         fig = plot_envelopes(

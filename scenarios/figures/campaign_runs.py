@@ -24,6 +24,7 @@ from .common import (
     status_text,
     value_label,
 )
+from .recorded import check_recorded_series
 from .units import format_number, to_display
 
 __all__ = ["run_labels", "plot_runs"]
@@ -145,6 +146,8 @@ def plot_runs(results: Sequence, names: Sequence[str] | None = None) -> Figure:
     is a red line; each run's events are dash-dot lines of its colour."""
     if len(results) < 1:
         raise ValueError("plot_runs: no runs given")
+    for r in results:  # a damaged result: one error naming its file
+        check_recorded_series(r)
     labels, keys = run_labels(results, names)
     per_run = [_run_quantities(r) for r in results]
     panels = []

@@ -14,7 +14,6 @@ Values in display units (mm, deg, N s); the tuning's files stay SI.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,7 +22,17 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..sim.metrics import METRICS
-from ..store.storage import MAX_JSON_BYTES, read_regular
+from ..spec.config import short
+from ..store.received import (
+    NUMBER,
+    Choice,
+    ListOf,
+    Maybe,
+    Obj,
+    ResultError,
+    check_structure,
+    read_json,
+)
 from .campaign_sweep import pareto_front
 from .common import LIMIT_STYLE, campaign_figure, legend, plain_ticks, save
 from .units import format_number, to_display
@@ -31,17 +40,58 @@ from .units import format_number, to_display
 __all__ = ["plot_tuning", "plot_tuning_history", "plot_tuning_pareto", "read_tuning"]
 
 
+_CONSTRAINT = Obj(
+    {
+        "metric": str,
+        "op": Choice("<=", ">="),
+        "limit": NUMBER,
+        "percentile": NUMBER,
+        "source": str,
+        "value": Maybe(NUMBER),
+        "margin": NUMBER,
+    },
+    {"judged_on": Maybe(str)},
+)
+_CANDIDATE = Obj(
+    {
+        "number": int,
+        "objective": Maybe(NUMBER),
+        "feasible": bool,
+        "n_failed": int,
+        "constraints": ListOf(_CONSTRAINT),
+    }
+)
+#: what the figures read of ``tuning.json``
+_TUNING = Obj(
+    {"candidates": ListOf(_CANDIDATE)},
+    {
+        "settings": Obj(
+            optional={"objective": Obj(optional={"metric": Choice(*METRICS), "stat": str})}
+        ),
+        "scenario": Maybe(str),
+        "best": Maybe(int),
+    },
+)
+
+
 def read_tuning(out: str | os.PathLike) -> dict:
-    """The ``tuning.json`` of a tuning directory (ValueError when missing or unreadable)."""
+    """The ``tuning.json`` of a tuning directory, checked (ValueError when missing,
+    unreadable or damaged; a damaged one: ResultError naming the file and the key)."""
     path = Path(out) / "tuning.json"
     try:
-        doc = json.loads(read_regular(path, MAX_JSON_BYTES))
+        doc = read_json(path, "tuning summary")
     except FileNotFoundError:
         raise ValueError(f"{out}: no tuning.json (not a `dqspace tune` directory)") from None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(doc, dict) or "candidates" not in doc:
-        raise ValueError(f"{path}: not a tuning summary")
+    check_structure(path, doc, _TUNING, "tuning summary")
+    numbers = {c["number"] for c in doc["candidates"]}
+    if doc.get("best") is not None and doc["best"] not in numbers:
+        raise ResultError(path, f"best: {doc['best']} is not a candidate's number")
+    for c in doc["candidates"]:
+        for r in c["constraints"]:
+            if r["source"] != "implicit" and r["metric"] not in METRICS:
+                raise ResultError(
+                    path, f"candidate {c['number']}: unknown metric {short(r['metric'], 60)!r}"
+                )
     return doc
 
 

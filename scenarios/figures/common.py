@@ -18,12 +18,16 @@ Requirements come from one table (:func:`requirement_limits`): the scenario's
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axis import Axis
+from matplotlib.category import StrCategoryFormatter
 from matplotlib.figure import Figure
-from matplotlib.ticker import ScalarFormatter
+from matplotlib.text import Text
+from matplotlib.ticker import FixedFormatter, FuncFormatter, ScalarFormatter
 
 from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
 from ..campaigns.montecarlo import scenario_requirements
@@ -95,6 +99,7 @@ __all__ = [
     "run_style",
     "campaign_figure",
     "save",
+    "literal_text",
     "value_label",
 ]
 
@@ -441,8 +446,43 @@ def campaign_figure(rows, title, height=2.2, width=9.5, cols=1, red=False, share
     return fig, axes
 
 
+#: the formatters of tick labels given as text (``set_yticks(pos, names)``)
+_TEXT_FORMATTERS = (FixedFormatter, FuncFormatter, StrCategoryFormatter)
+
+
+def _literal_formatter(fmt):
+    """``fmt`` with every ``$`` of its labels escaped (drawn as a dollar, not TeX)."""
+    new = FuncFormatter(lambda x, pos=None: re.sub(r"(?<!\\)\$", r"\\$", str(fmt(x, pos))))
+    new.literal = True
+    return new
+
+
+def literal_text(fig: Figure) -> Figure:
+    """``fig`` with its titles, labels, legends and notes drawn as written: names and
+    messages read from a result (an event, a thruster, a run's message) are not TeX (a
+    ``$\\frac{$`` in a received manifest failed the figure).  Tick labels keep matplotlib's
+    own notation (``10⁻³`` on a log axis); tick labels given as text have their ``$``
+    escaped."""
+    ticks = set()
+    for axis in fig.findobj(Axis):
+        ticks |= {id(t) for t in axis.findobj(Text) if t is not axis.label}
+        for get, put in (
+            (axis.get_major_formatter, axis.set_major_formatter),
+            (axis.get_minor_formatter, axis.set_minor_formatter),
+        ):
+            fmt = get()
+            if isinstance(fmt, _TEXT_FORMATTERS) and not getattr(fmt, "literal", False):
+                put(_literal_formatter(fmt))  # labels given as text (thruster names)
+    for t in fig.findobj(Text):
+        if id(t) not in ticks:
+            t.set_parse_math(False)
+    return fig
+
+
 def save(fig: Figure, path_stem: str | os.PathLike, formats: Sequence[str]) -> list[Path]:
-    """Write ``fig`` as ``<path_stem>.<fmt>`` for each format; returns the paths."""
+    """Write ``fig`` as ``<path_stem>.<fmt>`` for each format (its text as written,
+    :func:`literal_text`); returns the paths."""
+    literal_text(fig)
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = []

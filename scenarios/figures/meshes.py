@@ -12,7 +12,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..store.received import LoadBudget, read_file
+
 __all__ = [
+    "MAX_MESH_BYTES",
     "SIDES",
     "Mesh",
     "merge_meshes",
@@ -26,6 +29,8 @@ __all__ = [
     "simplify_mesh",
 ]
 
+#: [bytes] the largest mesh file read
+MAX_MESH_BYTES = 256 << 20
 #: sides of a cylinder or cone, unless a smaller part asks for fewer
 SIDES = 12
 
@@ -146,16 +151,19 @@ def z_along(axis: ArrayLike, origin: ArrayLike = (0.0, 0.0, 0.0)) -> NDArray[np.
 # ------------------------------------------------------------------ mesh files
 
 
-def read_mesh(path: str | os.PathLike) -> Mesh:
-    """A triangle mesh from an STL (binary or ASCII) or Wavefront OBJ file, in its units.
+def read_mesh(path: str | os.PathLike, budget: LoadBudget | None = None) -> Mesh:
+    """A triangle mesh from an STL (binary or ASCII) or Wavefront OBJ file, in its units:
+    a regular file (a link at its end is not followed, a FIFO or a device is refused) of
+    at most :data:`MAX_MESH_BYTES`, counted in ``budget`` when given.
 
     Raises
     ------
-    ValueError : an unknown format, or a file that is not a valid mesh (naming the file)
-    OSError : the file cannot be read
+    ValueError : an unknown format, or a file that is not a valid mesh (naming the file);
+        beyond ``budget`` (LoadLimitError)
+    OSError : the file cannot be read, is not a regular file, or is too large
     """
     path = Path(path)
-    data = path.read_bytes()
+    data = read_file(path, MAX_MESH_BYTES, budget)
     suffix = path.suffix.lower()
     try:
         if suffix == ".stl":

@@ -55,7 +55,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .common import REQUIREMENTS, requirement_limits, scenario_config
+from .common import REQUIREMENTS, literal_text, requirement_limits, scenario_config
+from .recorded import check_recorded_series
 from .run_base import actuator_wrenches, plot_disturbance_rejection, plot_wrench_balance
 from .run_devices import plot_thrusters, plot_vscmg, plot_wheels
 from .run_open_loop import plot_dynamics_check
@@ -105,10 +106,13 @@ def _has(res, name):
 
 def figures(res: Results) -> dict:
     """``{name: Figure}`` of a result: what :func:`plot_all` writes, not saved."""
+    check_recorded_series(res)  # a damaged result: one error naming its file
     kind = (scenario_config(res).get("scenario") or {}).get("kind", "closed_loop")
     table = _OPEN_LOOP if kind == "open_loop" else _CLOSED_LOOP
-    return {
-        name: fn(res) for name, (fn, needs) in table.items() if all(_has(res, k) for k in needs)
+    return {  # the text as written: names and messages from the result are not TeX
+        name: literal_text(fn(res))
+        for name, (fn, needs) in table.items()
+        if all(_has(res, k) for k in needs)
     }
 
 

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from ...dq import transform_from_dq
 from ...multibody import forward_kinematics
 from .common import status_text
+from .recorded import check_recorded_series
 from .scene import Scene, base_transforms, build_scene, scenario_name
 from .units import format_quantity
 
@@ -121,6 +122,7 @@ def pose_scene(results, frames, fps) -> PosedScene:
     """
     if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 1:
         raise ValueError(f"frames must be a positive whole number, got {frames!r}")
+    check_recorded_series(results)  # a damaged result: one error naming its file
     if fps is not None and (
         isinstance(fps, bool)
         or not isinstance(fps, (int, float))

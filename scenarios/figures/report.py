@@ -18,6 +18,7 @@ be attached to a review as is; every string from the result is escaped
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -166,7 +167,10 @@ def _figures_html(res):
 
 def _scenario_html(res):
     sc = res.manifest.get("scenario") or {}
-    text = dumps_toml(sc, SCHEMA) if sc else "(no scenario in the manifest)"
+    try:
+        text = dumps_toml(sc, SCHEMA) if sc else "(no scenario in the manifest)"
+    except TypeError:  # a value TOML cannot hold (a null, in keys of another version)
+        text = json.dumps(sc, indent=1)
     return f'<h2>Scenario (resolved)</h2><pre id="scenario">{_e(text)}</pre>'
 
 

@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 
 from ..campaigns.confidence import MET, NOT_MET, UNDECIDED
-from ..campaigns.montecarlo import scenario_requirements
+from ..campaigns.montecarlo import read_summary, scenario_requirements
 from ..campaigns.verdicts import judge_run, overall, percentile_warnings
 from ..spec.config import dumps_toml
 from ..spec.schema import SCHEMA
@@ -49,7 +49,6 @@ from .report_page import (
     number_text,
     page,
     quantity,
-    read_json,
     requirements_html,
     runs_html,
     short,
@@ -136,7 +135,7 @@ def _sensitivity_html(sens):
 
 
 def _montecarlo_page(directory):
-    info = read_json(directory / "montecarlo.json", "a Monte Carlo summary")
+    info = read_summary(directory)  # checked: ResultError naming the file
     req = info.get("requirements") or []
     if req and not all(isinstance(r, dict) and "status" in r for r in req):
         raise ValueError(

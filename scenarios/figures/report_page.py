@@ -29,6 +29,8 @@ from pathlib import Path
 from ..campaigns.confidence import NOT_MET, UNDECIDED
 from ..campaigns.verdicts import missing_value_warnings, small_sample_warnings
 from ..sim.metrics import METRICS
+from ..store.received import ResultError
+from ..store.received import read_json as read_bounded_json
 from ..store.storage import MAX_JSON_BYTES, atomic_write_bytes, read_regular
 from .units import format_number, format_quantity
 
@@ -191,12 +193,15 @@ def write_page(path: str | os.PathLike, text: str) -> Path:
 
 
 def read_json(path, what):
-    """The JSON object in the regular file ``path`` (no link followed); ValueError naming
-    the file and ``what`` it should be when it is missing, unreadable or not an object."""
+    """The JSON object in the regular file ``path`` (no link followed, bounded in size and
+    nesting: :func:`dqspace.scenarios.store.received.read_json`); ValueError naming the
+    file and ``what`` it should be when it is missing, unreadable or not an object."""
     try:
-        doc = json.loads(read_regular(path, MAX_JSON_BYTES))
+        doc = read_bounded_json(path, what)
     except FileNotFoundError:
         raise ValueError(f"{path}: missing ({what})") from None
+    except ResultError:
+        raise
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: cannot be read as {what} ({exc})") from None
     if not isinstance(doc, dict):
@@ -269,11 +274,15 @@ def warning_boxes(req, stored=(), first=()) -> str:
 
 def figures_html(draw):
     """The figures ``draw(folder)`` writes (PNG), embedded; a figure that cannot be drawn
-    from this directory's data is named with the reason."""
+    from this directory's data is named with the reason.  A file of the directory that is
+    damaged or beyond the load limits (ResultError) is no figure's problem: the error,
+    naming the file, stops the page (as it stops ``dqspace plot``)."""
     out = ["<h2>Figures</h2>"]
     with tempfile.TemporaryDirectory() as tmp:
         try:
             paths = [p for p in draw(Path(tmp)) if Path(p).suffix == ".png"]
+        except ResultError:
+            raise
         except Exception as exc:  # noqa: BLE001 (the page is written; it says what is missing)
             out.append(f"<p>not drawn: {escape(short(f'{type(exc).__name__}: {exc}'))}</p>")
             return "\n".join(out)

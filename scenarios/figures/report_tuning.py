@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..campaigns.montecarlo import read_summary
 from ..store.sweep_store import read_variant_records
+from .campaign_tuning import read_tuning
 from .report_page import (
     campaign_table,
     figures_html,
@@ -15,7 +17,6 @@ from .report_page import (
     number_text,
     page,
     quantity,
-    read_json,
     requirement_text,
     requirements_html,
     runs_html,
@@ -90,7 +91,7 @@ def _candidate_runs(directory, cands):
 
 def tuning_page(directory: Path) -> str:
     """The page of a robust tuning directory (:mod:`.report_campaign`)."""
-    doc = read_json(directory / "tuning.json", "a tuning summary")
+    doc = read_tuning(directory)  # checked: ResultError naming the file
     cands = [c for c in doc.get("candidates") or [] if isinstance(c, dict)]
     s = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
     name = doc.get("scenario") or directory.name
@@ -109,9 +110,7 @@ def tuning_page(directory: Path) -> str:
     camp = {}
     if chosen is not None and (directory / "candidates" / str(number)).is_dir():
         try:
-            camp = read_json(
-                directory / "candidates" / str(number) / "montecarlo.json", "a summary"
-            )
+            camp = read_summary(directory / "candidates" / str(number))
         except ValueError:
             camp = {}
     params = [

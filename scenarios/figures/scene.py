@@ -23,9 +23,10 @@ from numpy.typing import NDArray
 
 from ...dq import dq_normalize, transform_from_dq
 from ...multibody import JointType, Model, model_from_dict
+from ..store.received import LoadBudget, read_file
 from .common import scenario_config
 from .meshes import Mesh, arrow_mesh, box_mesh, cone_mesh, cylinder_mesh, z_along
-from .visuals import urdf_visuals
+from .visuals import MAX_URDF_BYTES, urdf_visuals
 
 __all__ = [
     "ARM_COLOR",
@@ -344,11 +345,18 @@ def _stick_arm(model, arm, ee_frame, skip):
 
 def _visual_arm(model, urdf, arm):
     """Parts of the URDF's visuals; the set of bodies that have some.  The URDF file the run
-    read is read again (data only); missing or unreadable, the arm is drawn as sticks."""
+    read is read again, as data: only at the absolute path the run recorded, only a
+    regular file (a link at its end is not followed) of at most ``MAX_URDF_BYTES``, its
+    mesh files too (within the load limit); missing, unreadable or refused, the arm is
+    drawn as sticks."""
     path = urdf["path"]
+    budget = LoadBudget()
     try:
-        have = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        visuals, problems = urdf_visuals(path)
+        if not Path(path).is_absolute():
+            raise ValueError("not an absolute path (a run records one); not read")
+        data = read_file(path, MAX_URDF_BYTES, budget)
+        have = hashlib.sha256(data).hexdigest()
+        visuals, problems = urdf_visuals(path, data=data, budget=budget)
     except (OSError, ValueError) as exc:
         log.warning("animate: %s cannot be read (%s); the arm is drawn as sticks", path, exc)
         return [], set()

@@ -93,7 +93,7 @@ def write_video(results, path, fmt, frames, fps):
     ax.set_xlabel("x [m]"), ax.set_ylabel("y [m]"), ax.set_zlabel("z [m]")
     az = view_azimuth(ee, scene.q[:, :8], pose.hi - pose.lo)
     ax.view_init(elev=math.degrees(math.atan2(EYE[1], EYE[0])), azim=math.degrees(az))
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(title, fontsize=11, parse_math=False)  # a message from the result: not TeX
     meshes = []  # (group, faces, colours, opacity)
     for g, parts in scene.parts.items():
         if g in verts:

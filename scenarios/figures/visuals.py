@@ -12,12 +12,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...dq import quat_from_rpy_deg, rotation_matrix_from_quat
+from ..store.received import LoadBudget, read_file
 from .meshes import Mesh, box_mesh, cylinder_mesh, read_mesh, simplify_mesh, sphere_mesh
 
-__all__ = ["MESH_VERTEX_BUDGET", "Visual", "urdf_visuals"]
+__all__ = ["MAX_URDF_BYTES", "MESH_VERTEX_BUDGET", "Visual", "urdf_visuals"]
 
 #: vertices of all URDF meshes together, after thinning
 MESH_VERTEX_BUDGET = 1500
+#: [bytes] the largest URDF file read
+MAX_URDF_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def _mesh_file(filename: str, urdf_dir: Path) -> Path:
     return p if p.is_absolute() else urdf_dir / p
 
 
-def _geometry(child, urdf_dir: Path) -> Mesh:
+def _geometry(child, urdf_dir: Path, budget) -> Mesh:
     """The mesh of a ``<geometry>``'s element (ValueError or OSError if it cannot be)."""
     if child.tag == "box":
         return box_mesh(_numbers(child, "size", 3, None))
@@ -100,19 +103,28 @@ def _geometry(child, urdf_dir: Path) -> Mesh:
         return sphere_mesh(float(_numbers(child, "radius", 1, None)[0]))
     if child.tag == "mesh":
         fname = child.get("filename", "")
-        mesh = read_mesh(_mesh_file(fname, urdf_dir))
+        mesh = read_mesh(_mesh_file(fname, urdf_dir), budget)
         return Mesh(mesh.vertices * _numbers(child, "scale", 3, (1, 1, 1)), mesh.faces)
     raise ValueError(f"unknown geometry <{child.tag}>")
 
 
-def urdf_visuals(path: str | os.PathLike, *, max_vertices: int = MESH_VERTEX_BUDGET):
+def urdf_visuals(
+    path: str | os.PathLike,
+    *,
+    max_vertices: int = MESH_VERTEX_BUDGET,
+    data: bytes | None = None,
+    budget: LoadBudget | None = None,
+):
     """The ``<visual>`` geometry of every link of a URDF file.
 
-    Boxes, cylinders (along z, centred) and spheres become meshes; ``<mesh filename
-    scale>`` reads an STL or OBJ file (see :func:`read_mesh`; ``package://pkg/rel`` is
-    looked for as ``pkg/rel``, then ``rel``, beside the URDF and in each folder above it).
-    The meshes read from files share ``max_vertices`` vertices in proportion to their
-    sizes (:func:`simplify_mesh`).
+    The file (``data``, its bytes, when already read) is parsed as XML data, a regular
+    file of at most :data:`MAX_URDF_BYTES`.  Boxes, cylinders (along z, centred) and
+    spheres become meshes; ``<mesh filename scale>`` reads an STL or OBJ file (see
+    :func:`read_mesh`; ``package://pkg/rel`` is looked for as ``pkg/rel``, then ``rel``,
+    beside the URDF and in each folder above it).  The files read count in ``budget``
+    (default: a new :class:`~dqspace.scenarios.store.received.LoadBudget`, the load
+    limit ``DQSPACE_MAX_LOAD_BYTES``).  The meshes read from files share
+    ``max_vertices`` vertices in proportion to their sizes (:func:`simplify_mesh`).
 
     Returns
     -------
@@ -123,10 +135,14 @@ def urdf_visuals(path: str | os.PathLike, *, max_vertices: int = MESH_VERTEX_BUD
     Raises
     ------
     ValueError : the file is not XML with a ``<robot>`` root
+    OSError : the file cannot be read, is not a regular file, or is too large
     """
     path = Path(path)
+    budget = LoadBudget() if budget is None else budget
+    if data is None:
+        data = read_file(path, MAX_URDF_BYTES, budget)
     try:
-        root = ET.fromstring(path.read_bytes())
+        root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise ValueError(f"{path}: not valid XML ({exc})") from None
     if root.tag != "robot":
@@ -149,7 +165,7 @@ def urdf_visuals(path: str | os.PathLike, *, max_vertices: int = MESH_VERTEX_BUD
                 problems.append(f"{what}: no <geometry>")
                 continue
             try:
-                mesh = _geometry(geom[0], path.parent)
+                mesh = _geometry(geom[0], path.parent, budget)
                 placement = _origin_transform(vis.find("origin"))
                 mat = vis.find("material")
                 color = None

@@ -53,7 +53,6 @@ import logging
 import math
 import os
 import platform
-import re
 import signal
 import socket
 import sys
@@ -65,6 +64,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..._env import env_bytes
 from ..._progress import LineRate, left_text
 from ...control.flight.python_stage import ControllerError
 from ...control.flight.software import FlightSoftwareError
@@ -270,22 +270,13 @@ class _Recorder:
         return Results(data, self.info, m)
 
 
-def _parse_bytes(text):
-    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)(?:i?B)?\s*", text)
-    if not m:
-        raise ValueError(
-            f"{_ENV_MAX} = {text!r}: expected a number of bytes, e.g. 4000000000, 512M, 16G"
-        )
-    return int(float(m[1]) * 1024 ** "_KMGT".index((m[2] or "_").upper()))
-
-
 def _limit(max_bytes):
     """``(limit [bytes], where it comes from)``."""
     if max_bytes is not None:
         return int(max_bytes), "max_bytes"
-    env = os.environ.get(_ENV_MAX, "").strip()
-    if env:
-        return _parse_bytes(env), _ENV_MAX
+    env = env_bytes(_ENV_MAX, None)  # ValueError naming the variable when not a byte count
+    if env is not None:
+        return env, _ENV_MAX
     with contextlib.suppress(ValueError, OSError, AttributeError):
         phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         if phys > 0 and phys // 2 < DEFAULT_MAX_BYTES:

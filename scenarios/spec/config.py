@@ -27,6 +27,7 @@ __all__ = [
     "Field",
     "Section",
     "validate",
+    "check_recorded",
     "load_toml",
     "apply_overrides",
     "dumps_toml",
@@ -310,6 +311,33 @@ def validate(doc, schema, source="<scenario>"):
                 )
             out[name] = _validate_table(table, sec.fields, source, name, name)
     return out
+
+
+def check_recorded(doc, schema, source="<scenario>"):
+    """Check the sections and keys of a scenario a file recorded (a result's manifest, a
+    sweep's base) that ``schema`` knows: their types and ranges, as :func:`validate`.  Keys
+    and sections missing, or that the schema does not know (another version's), are let
+    through.  Raises ScenarioError naming ``source`` and the key."""
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"{source} must be a table, got {short(repr(doc))}")
+    for name, value in doc.items():  # a scenario is made of tables and arrays of tables
+        if not isinstance(value, dict | list) or (
+            isinstance(value, list) and not all(isinstance(t, dict) for t in value)
+        ):
+            raise ScenarioError(f"{source}: {short(name)} must be a table or an array of tables")
+    for name, sec in schema.items():
+        value = doc.get(name)
+        if value is None:
+            continue
+        if sec.many and not isinstance(value, list):
+            raise ScenarioError(f"{source}: {name} must be an array of tables")
+        for i, table in enumerate(value if sec.many else [value]):
+            prefix = f"{name}[{i}]" if sec.many else name
+            if not isinstance(table, dict):
+                raise ScenarioError(f"{_where(source, prefix)} must be a table")
+            for key, f in sec.fields.items():
+                if key in table:
+                    _coerce(table[key], f, source, f"{prefix}.{key}")
 
 
 def load_toml(path):

@@ -3,24 +3,41 @@
 The format and the rules (which result a reader gets, what counts as damaged) are in
 :mod:`dqspace.scenarios.store.results`; this module reads the files, checks them and hands
 back plain :class:`StoredResult` records (``Results.load`` makes them ``Results``).
-Nothing is inflated before its size is checked against the manifest.
+Every file is read through :mod:`.received`: nothing is inflated before its size is
+checked against the manifest and against the absolute load limit
+(``DQSPACE_MAX_LOAD_BYTES``), and the manifest's structure, the series' types and shapes
+and the sample times (finite, strictly increasing) are checked before a result is returned.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import time
-import zipfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .lock import writer_active
+from .received import (
+    ANY,
+    MAX_NDIM,
+    NUMBER,
+    Choice,
+    ListOf,
+    LoadBudget,
+    MapOf,
+    Maybe,
+    Obj,
+    ResultError,
+    check_scenario,
+    check_structure,
+    check_time,
+    npz_arrays,
+    read_json,
+)
 from .storage import (
     DATA,
     MANIFEST,
@@ -30,9 +47,7 @@ from .storage import (
     STAGE,
     committed_rows,
     file_digest,
-    format_bytes,
     open_regular,
-    read_regular,
 )
 
 __all__ = [
@@ -50,23 +65,54 @@ __all__ = [
 FORMAT = "dqspace-result/2"
 READABLE = ("dqspace-result/1", FORMAT)
 _MAX_MANIFEST = 64 << 20  # [bytes] a manifest larger than this is not read
+_STATUS = ("complete", "running", "interrupted", "failed")
+#: the manifest's keys the readers use, besides those :func:`_check_manifest` checks
+#: itself (``format``, ``series``, ``n_samples``, ``data``, ``rows``, ``scenario``)
+_MANIFEST = Obj(
+    optional={
+        "status": Choice(*_STATUS),
+        "message": Maybe(str),
+        "events": ListOf(
+            Obj({"t": NUMBER, "event": str}, {"until": Maybe(NUMBER), "ticks": Maybe(int)})
+        ),
+        "degraded": ListOf(str),
+        "degradations": ListOf(
+            Obj(
+                {"kind": str},
+                {
+                    "label": Maybe(str),
+                    "duration": Maybe(NUMBER),
+                    "episodes": int,
+                    "intervals": ListOf(ListOf(NUMBER, length=2)),
+                },
+            )
+        ),
+        "metrics": MapOf(NUMBER),
+        "metric_units": MapOf(str),
+        "system": Maybe(
+            Obj(
+                optional={
+                    "thrusters": Maybe(ListOf(Obj(optional={"name": Maybe(str)}))),
+                    "wheel_max_speed_rpm": Maybe(ListOf(NUMBER)),
+                    **dict.fromkeys(
+                        ("steering", "scene", "plant_model", "arm", "plant"), Maybe(dict)
+                    ),
+                }
+            )
+        ),
+        "machine": MapOf(ANY),
+        "dependencies": MapOf(Maybe(str)),
+        "writer": Maybe(dict),
+        **dict.fromkeys(
+            ("t_end", "wall_time", "loop_time", "real_time_factor", "loop_real_time_factor"),
+            Maybe(NUMBER),
+        ),
+        **dict.fromkeys(("source", "created", "updated", "package_version", "python"), Maybe(str)),
+        "seed": Maybe(int),
+    }
+)
 _RETRIES = 6  # reads of a pair that a writer is replacing
 _SLACK = 1 << 20  # [bytes] allowance over the announced size of an archive
-
-
-class ResultError(ValueError):
-    """A result (or sweep) file is missing, damaged or inconsistent.
-
-    Attributes
-    ----------
-    path : Path, the file or directory
-    problem : str
-    """
-
-    def __init__(self, path: str | os.PathLike, problem: str) -> None:
-        self.path = Path(path)
-        self.problem = problem
-        super().__init__(f"{path}: {problem}")
 
 
 class _Torn(ResultError):
@@ -92,11 +138,13 @@ class StoredResult:
     data : dict name -> ndarray, first axis time (``data["t"]`` [s])
     info : dict name -> SeriesInfo
     manifest : dict (see :mod:`dqspace.scenarios.store.results`)
+    source : Path of the data file read (``result.npz``, or a checkpoint's ``rows.bin``)
     """
 
     data: dict
     info: dict
     manifest: dict
+    source: Path | None = None
 
     @property
     def t(self) -> np.ndarray:
@@ -114,23 +162,11 @@ class StoredResult:
 
 def _read_manifest(path, partial=False):
     """A checked manifest (``partial``: of a checkpoint, with ``rows`` instead of ``data``)."""
-    path = Path(path)
-    try:
-        text = read_regular(path, _MAX_MANIFEST)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise ResultError(path, f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        m = json.loads(text)
-    except RecursionError:
-        raise ResultError(path, "is nested too deeply to be a result manifest") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ResultError(path, f"is not valid JSON ({exc}); empty or truncated?") from None
-    _check_manifest(path, m, partial)
-    metrics = m.get("metrics")
+    m = read_json(path, "result manifest", limit=_MAX_MANIFEST)
+    metrics = m.get("metrics") if isinstance(m, dict) else None
     if isinstance(metrics, dict):  # written as null: a metric not measured is NaN again
         m["metrics"] = {k: float("nan") if v is None else v for k, v in metrics.items()}
+    _check_manifest(Path(path), m, partial)
     return m
 
 
@@ -161,9 +197,11 @@ def _check_manifest(path, m, partial):
             raise ResultError(path, f"series {k!r} lacks a valid 'dtype' and 'shape'")
         if strict:
             try:
-                np.dtype(v["dtype"])
-            except (TypeError, ValueError):
+                dt = np.dtype(v["dtype"])
+            except (TypeError, ValueError, SyntaxError):
                 raise ResultError(path, f"series {k!r}: unknown dtype {v['dtype']!r}") from None
+            if dt.kind not in "biuf" or dt.subdtype is not None or len(v["shape"]) >= MAX_NDIM:
+                raise ResultError(path, f"series {k!r}: not a series of numbers ({dt})")
     n = m.get("n_samples")
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ResultError(path, f"n_samples = {n!r} is not a sample count")
@@ -176,6 +214,9 @@ def _check_manifest(path, m, partial):
             isinstance(d.get("bytes"), int) and isinstance(d.get("sha256"), str)
         ):
             raise ResultError(path, "lacks the 'data' record (size and sha256 of result.npz)")
+    check_structure(path, m, _MANIFEST, "result manifest")
+    if "scenario" in m:
+        check_scenario(path, m["scenario"], "scenario")
 
 
 def _info(m):
@@ -196,71 +237,26 @@ def _expected_bytes(m):
 
 
 def _read_npz(fh, path, m, archive_bytes):
-    try:
-        zf = zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        problem = f"is not a readable .npz archive ({exc}); empty or truncated?"
-        raise ResultError(path, problem) from None
-    with zf:
-        infos = {i.filename.removesuffix(".npy"): i for i in zf.infolist()}
-        if set(infos) != set(m["series"]):
-            missing = sorted(set(m["series"]) - set(infos))
-            extra = sorted(set(infos) - set(m["series"]))
+    def check_members(names):
+        if names != set(m["series"]):
+            missing = sorted(set(m["series"]) - names)
+            extra = sorted(names - set(m["series"]))
             raise ResultError(
                 path, f"does not match its manifest: missing series {missing}, unlisted {extra}"
             )
-        expected = _expected_bytes(m)
-        cap = (expected if expected is not None else 2 * archive_bytes) + _SLACK
-        total = sum(i.file_size for i in infos.values())
-        if total > cap:
-            raise ResultError(
-                path,
-                f"would inflate to {format_bytes(total)}, more than the {format_bytes(cap)} its "
-                f"manifest allows (damaged, or a zip bomb); not read",
-            )
-        return {name: _read_member(zf, info, path, name) for name, info in infos.items()}
 
-
-def _read_member(zf, info, path, name):
-    fmt = np.lib.format
-    try:
-        with zf.open(info) as f:
-            version = fmt.read_magic(f)
-            if version == (1, 0):
-                shape, fortran, dtype = fmt.read_array_header_1_0(f)
-            elif version == (2, 0):
-                shape, fortran, dtype = fmt.read_array_header_2_0(f)
-            else:
-                raise ValueError(f"unsupported .npy version {version}")
-            if dtype.hasobject:
-                raise ResultError(path, f"series {name!r} holds Python objects; not read")
-            count = math.prod(shape)
-            nbytes = count * dtype.itemsize
-            if nbytes > info.file_size:
-                raise ResultError(
-                    path,
-                    f"series {name!r} announces {shape} {dtype} ({format_bytes(nbytes)}) in "
-                    f"{format_bytes(info.file_size)}; damaged",
-                )
-            flat = np.empty(count, dtype)
-            buf = memoryview(flat.view(np.uint8))
-            got = 0
-            while got < nbytes:
-                k = f.readinto(buf[got:])
-                if not k:
-                    raise ResultError(path, f"series {name!r} is truncated")
-                got += k
-            return flat.reshape(shape, order="F" if fortran else "C")
-    except ResultError:
-        raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError, TypeError) as exc:
-        raise ResultError(path, f"series {name!r} is damaged ({exc})") from None
+    expected = _expected_bytes(m)
+    cap = (expected if expected is not None else 2 * archive_bytes) + _SLACK
+    return npz_arrays(
+        fh, path, LoadBudget(), check_members=check_members, cap=(cap, "its manifest allows")
+    )
 
 
 def _check_data(path, m, data):
     n = m["n_samples"]
     if "t" not in data:
         raise ResultError(path, "has no series 't'")
+    check_time(path, data["t"])
     for k, a in data.items():
         if a.ndim == 0 or len(a) != n:
             got = "a scalar" if a.ndim == 0 else f"{len(a)} samples"
@@ -293,7 +289,7 @@ def _read_committed(directory):
             fh.seek(0)
         data = _read_npz(fh, dpath, m, size)
     _check_data(dpath, m, data)
-    return StoredResult(data, _info(m), m)
+    return StoredResult(data, _info(m), m, dpath)
 
 
 def _matching_manifest(directory, m, fh, size):
@@ -375,6 +371,21 @@ def load_partial(directory: Path) -> StoredResult:
     raise ResultError(directory, "holds no checkpoint of a run (no .partial/)")
 
 
+def _rowtype(mpath, rows):
+    """The checkpoint's row type (its ``rows`` record), checked: numbers only, ``t`` in."""
+    try:
+        fields = [(k, np.dtype(dt), tuple(shape)) for k, dt, shape in rows["fields"]]
+        for k, dt, shape in fields:
+            if dt.kind not in "biuf" or dt.subdtype is not None or len(shape) >= MAX_NDIM:
+                raise ValueError(f"series {k!r} is {dt} {shape}, not a series of numbers")
+        rowtype = np.dtype(fields)
+    except (TypeError, ValueError, KeyError, SyntaxError) as exc:
+        raise ResultError(mpath, f"has no valid 'rows' record ({exc})") from None
+    if "t" not in rowtype.names or rowtype.itemsize == 0:
+        raise ResultError(mpath, "its rows have no series 't'")
+    return rowtype
+
+
 def read_partial(directory: Path, holder: dict | None) -> StoredResult:
     """The checkpoint in ``directory/.partial`` (status ``"interrupted"`` when ``holder``,
     its live writer, is None and the checkpoint says ``"running"``).
@@ -388,16 +399,20 @@ def read_partial(directory: Path, holder: dict | None) -> StoredResult:
     mpath = pdir / MANIFEST
     m = _read_manifest(mpath, partial=True)
     rows, writer = m.pop("rows"), m.pop("writer", None) or {}
-    try:
-        rowtype = np.dtype([(k, np.dtype(dt), tuple(shape)) for k, dt, shape in rows["fields"]])
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ResultError(mpath, f"has no valid 'rows' record ({exc})") from None
-    if "t" not in rowtype.names or rowtype.itemsize == 0:
-        raise ResultError(mpath, "its rows have no series 't'")
+    rowtype = _rowtype(mpath, rows)
     path = pdir / ROWS
-    committed = committed_rows(pdir)
-    n = min(committed, path.stat().st_size // rowtype.itemsize)
-    table = np.fromfile(path, dtype=rowtype, count=n)
+    try:
+        committed = committed_rows(pdir)
+        fh = open_regular(path)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        where = exc.filename or path
+        raise ResultError(where, f"cannot be read ({exc.strerror or exc})") from None
+    with fh:
+        n = max(0, min(committed, os.fstat(fh.fileno()).st_size // rowtype.itemsize))
+        LoadBudget().check(n * rowtype.itemsize, path, "would read")
+        table = np.fromfile(fh, dtype=rowtype, count=n)
     bad = np.flatnonzero(np.diff(table["t"]) <= 0)  # a system crash may leave a zero tail
     if bad.size:
         n, table = int(bad[0]) + 1, table[: int(bad[0]) + 1]
@@ -415,4 +430,4 @@ def read_partial(directory: Path, holder: dict | None) -> StoredResult:
             f"the run (pid {writer.get('pid')} on {writer.get('host')}) stopped at "
             f"t = {m['t_end']:.6g} s without saving (killed?); this is its last checkpoint"
         )
-    return StoredResult(data, _info(m), m)
+    return StoredResult(data, _info(m), m, path)

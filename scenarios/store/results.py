@@ -124,11 +124,14 @@ class Results:
     data : dict name -> ndarray, first axis time (``data["t"]`` [s])
     info : dict name -> SeriesInfo
     manifest : dict (see module docstring)
+    source : Path of the data file :meth:`load` read (None: a result made in memory);
+        errors about the series name it
     """
 
     data: dict
     info: dict
     manifest: dict = field(default_factory=dict)
+    source: Path | None = field(default=None, compare=False, repr=False)
 
     # ----------------------------------------------------------- access
     @property
@@ -215,7 +218,7 @@ class Results:
 
     @classmethod
     def _of(cls, stored: StoredResult) -> Results:
-        return cls(stored.data, stored.info, stored.manifest)
+        return cls(stored.data, stored.info, stored.manifest, stored.source)
 
     # ------------------------------------------------------- exports
     def columns(self) -> list[str]:

@@ -73,6 +73,7 @@ __all__ = [
     "MAX_JSON_BYTES",
     "open_regular",
     "read_regular",
+    "read_upto",
     "to_json",
 ]
 
@@ -186,7 +187,16 @@ def read_regular(path, limit):
         if size > limit:
             too_big = f"is {format_bytes(size)}, more than the {format_bytes(limit)} allowed"
             raise OSError(errno.EFBIG, too_big, str(path))
-        return fh.read(limit + 1)[:limit]
+        return read_upto(fh, limit)
+
+
+def read_upto(fh, limit, chunk=1 << 20):
+    """At most ``limit`` bytes from ``fh`` to its end, read a chunk at a time (a read of
+    ``limit`` bytes at once would reserve them all, however small the file)."""
+    data = bytearray()
+    while len(data) < limit and (block := fh.read(min(chunk, limit - len(data)))):
+        data += block
+    return bytes(data)
 
 
 def fsync_dir(path):
@@ -288,14 +298,15 @@ def _rmtree(path):
 def _status(manifest_path):
     """The ``status`` a manifest file records, or None."""
     with contextlib.suppress(OSError, ValueError, RecursionError, AttributeError):
-        return json.loads(Path(manifest_path).read_bytes()).get("status")
+        return json.loads(read_regular(manifest_path, MAX_JSON_BYTES)).get("status")
     return None
 
 
 def _recorded_digest(manifest_path):
     """``(bytes, sha256)`` a manifest records for its data file, or None."""
-    with contextlib.suppress(OSError, ValueError, RecursionError, TypeError, AttributeError):
-        d = json.loads(Path(manifest_path).read_bytes())["data"]
+    damaged = (OSError, ValueError, RecursionError, TypeError, AttributeError, KeyError)
+    with contextlib.suppress(*damaged):
+        d = json.loads(read_regular(manifest_path, MAX_JSON_BYTES))["data"]
         return int(d["bytes"]), str(d["sha256"])
     return None
 
@@ -551,7 +562,7 @@ def _write_all(fd, data):
 
 def committed_rows(directory):
     """Rows committed in a checkpoint directory (its last whole commit record)."""
-    with open(Path(directory) / COMMITS, "rb") as fh:
+    with open_regular(Path(directory) / COMMITS) as fh:
         size = fh.seek(0, 2)
         if size < 8:
             return 0

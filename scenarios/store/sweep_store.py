@@ -22,9 +22,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..spec.config import short
 from ..spec.variants import override_cell
-from .results import ResultError, package_version
-from .storage import OutputDir, atomic_write_bytes, json_default, now, read_regular
+from .received import (
+    NUMBER,
+    MapOf,
+    Maybe,
+    Obj,
+    ResultError,
+    check_scenario,
+    check_structure,
+    read_json,
+)
+from .results import package_version
+from .storage import OutputDir, atomic_write_bytes, json_default, now
 
 if TYPE_CHECKING:
     import pandas
@@ -67,41 +78,43 @@ def _diff_keys(a, b, prefix=""):
     return keys
 
 
-def _read_json(path, what):
-    """A stored JSON object; ResultError naming ``path`` if missing parts or damaged."""
+#: a sweep's ``sweep.json`` (its ``base`` is also checked against the scenario schema)
+_MANIFEST = Obj(
+    {"format": str},
+    {"base": dict, "source": Maybe(str), "created": Maybe(str), "package_version": Maybe(str)},
+)
+#: a variant's ``metrics.json``
+_RECORD = Obj(
+    {
+        "format": str,
+        "id": str,
+        "overrides": dict,
+        "metrics": MapOf(NUMBER),
+        "run_time": NUMBER,
+        "error": Maybe(str),
+    },
+    {"run_error": Maybe(bool), "traceback": Maybe(str), "created": Maybe(str)},
+)
+
+
+def _read_json(path, what, spec):
+    """A stored JSON object of the shape ``spec``; ResultError naming ``path`` if missing
+    parts or damaged (:mod:`.received`: bounded, not followed if a link)."""
     path = Path(path)
-    try:
-        doc = json.loads(read_regular(path, _MAX_JSON))
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise ResultError(path, f"cannot be read ({exc.strerror or exc})") from None
-    except RecursionError:
-        raise ResultError(path, f"is nested too deeply to be a {what}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ResultError(path, f"is not valid JSON ({exc}); empty or truncated?") from None
+    doc = read_json(path, what, limit=_MAX_JSON)
     if not isinstance(doc, dict):
         raise ResultError(path, f"is not a {what} (a JSON object expected)")
     if doc.get("format") != SWEEP_FORMAT:
-        raise ResultError(path, f"unknown format {doc.get('format')!r}")
+        raise ResultError(path, f"unknown format {short(repr(doc.get('format')), 60)}")
+    check_structure(path, doc, spec, what)
     return doc
 
 
 def _read_record(path):
     """A variant's stored ``metrics.json``, checked; ResultError if damaged."""
-    rec = _read_json(path, "variant record")
-    checks = (
-        ("id", str),
-        ("overrides", dict),
-        ("metrics", dict),
-        ("run_time", (int, float)),
-        ("error", (str, type(None))),
-    )
-    for key, kind in checks:
-        if not isinstance(rec.get(key, ...), kind):
-            raise ResultError(path, f"has no valid {key!r}")
+    rec = _read_json(path, "variant record", _RECORD)
     if rec["id"] != path.parent.name:
-        raise ResultError(path, f"holds variant {rec['id']!r}, not {path.parent.name!r}")
+        raise ResultError(path, f"holds variant {short(rec['id'], 60)!r}, not {path.parent.name!r}")
     return rec
 
 
@@ -116,7 +129,11 @@ def read_sweep_manifest(out: str | os.PathLike) -> dict:
     FileNotFoundError : no ``sweep.json``
     ResultError (a ValueError) naming the file: damaged, not a JSON object, another format
     """
-    return _read_json(Path(out) / "sweep.json", "sweep manifest")
+    path = Path(out) / "sweep.json"
+    doc = _read_json(path, "sweep manifest", _MANIFEST)
+    if "base" in doc:
+        check_scenario(path, doc["base"], "base")
+    return doc
 
 
 def report_damaged(damaged: list, action: str) -> None:
@@ -166,7 +183,7 @@ class SweepStore:
         req = json.loads(json.dumps(scenario.config.get("requirements"), default=json_default))
         mpath = self.out / "sweep.json"
         if mpath.exists():
-            old = _read_json(mpath, "sweep manifest")
+            old = _read_json(mpath, "sweep manifest", _MANIFEST)
             if old.get("base") != json.loads(json.dumps(base, default=json_default)):
                 diff = _diff_keys(
                     old.get("base") if isinstance(old.get("base"), dict) else {}, base

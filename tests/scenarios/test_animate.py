@@ -16,9 +16,11 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -33,6 +35,7 @@ from dqspace.scenarios.cli import main
 from dqspace.scenarios.figures import animate as A
 from dqspace.scenarios.figures import video
 from dqspace.scenarios.figures.meshes import sphere_mesh
+from dqspace.scenarios.figures.visuals import MAX_URDF_BYTES
 from dqspace.scenarios.store.results import Results, SeriesInfo
 
 # the arm moves from t = 0.1 s on (no 2 s ramp), so that 2 s show it travel
@@ -424,6 +427,51 @@ def test_a_urdf_that_is_gone_is_drawn_as_sticks(visual_run, caplog):
     assert "/nonexistent/arm.urdf cannot be read" in caplog.text and "sticks" in caplog.text
     arm = fig["data"][_trace(fig, "arm links")]
     assert "facecolor" not in arm and len(_points(arm)) > 0  # sticks, in the arm's colour
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "relative", "too large", "link", "a mesh fifo"])
+def test_the_urdf_a_manifest_names_is_read_only_as_a_bounded_regular_file(
+    visual_run, tmp_path, caplog, kind
+):
+    """The URDF path comes from the manifest, someone else's: a FIFO there blocked the
+    animation forever, /dev/zero filled the memory.  Only a regular file (no link at its
+    end), at an absolute path, of at most MAX_URDF_BYTES is read; else the arm is sticks."""
+    res, _ = visual_run
+    urdf = Path(res.manifest["system"]["scene"]["urdf"]["path"])
+    path = tmp_path / "arm.urdf"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "relative":
+        path = Path(os.path.relpath(urdf))
+    elif kind == "too large":
+        with open(path, "wb") as f:
+            f.truncate(MAX_URDF_BYTES + 1)  # sparse: no disk used
+    elif kind == "link":
+        path.symlink_to(urdf)
+    else:  # a mesh that is a FIFO, named by a URDF that is a regular file
+        shutil.copytree(urdf.parent, tmp_path / "vis")
+        path = tmp_path / "vis" / urdf.name
+        (tmp_path / "vis" / "meshes" / "w2.stl").unlink()
+        os.mkfifo(tmp_path / "vis" / "meshes" / "w2.stl")
+    system = json.loads(json.dumps(res.manifest["system"]))
+    system["scene"]["urdf"] = {"path": str(path), "sha256": ""}
+    got = Results(res.data, res.info, dict(res.manifest, system=system))
+    box = {}
+    worker = threading.Thread(
+        target=lambda: box.update(fig=A.animation_figure(got, frames=2)), daemon=True
+    )
+    with caplog.at_level(logging.WARNING, logger="dqspace"):
+        worker.start()
+        worker.join(60)
+    assert not worker.is_alive(), f"the animation hangs on a {kind}"
+    arm = box["fig"]["data"][_trace(box["fig"], "arm links")]
+    if kind == "a mesh fifo":  # that link drawn as a stick, the others from the URDF
+        assert "w2.stl" in caplog.text and "not a regular file" in caplog.text
+        assert "facecolor" in arm
+    else:
+        assert "sticks" in caplog.text and "facecolor" not in arm, caplog.text
 
 
 def test_stl_readers_agree_and_meshes_thin_to_a_budget(tmp_path):

@@ -2,10 +2,12 @@
 special files (a FIFO named like a result file, which blocked every reader forever) are not
 read.  Each reader and writer of a result or campaign directory, on one member of the class
 each: the output lock, a run's manifest and data, a sweep's records, a campaign's summary
-and series, a tuning's summary."""
+and series, a tuning's summary; and nothing a received directory names is imported."""
 
 import json
 import os
+import shutil
+import sys
 import threading
 
 import pytest
@@ -112,3 +114,62 @@ def test_campaign_and_tuning_summaries_that_are_fifos_are_refused(tmp_path):
     assert isinstance(box.get("error"), ValueError)
     doc = json.loads((out / "montecarlo.json").read_text())
     assert doc["n"] == 2
+
+
+# a module that says when it is imported (its class would be the controller a scenario names)
+_MARKER_MODULE = """
+import pathlib
+pathlib.Path({marker!r}).write_text("imported")
+
+
+class Evil:
+    def __init__(self, *args, **kwargs):
+        pathlib.Path({marker!r}).write_text("constructed")
+"""
+
+
+def test_nothing_a_received_result_or_campaign_names_is_imported(
+    stored, tmp_path, monkeypatch, capsys
+):
+    """`dqspace animate` rebuilt the system from a result's manifest and imported the
+    controller module it named: animating a received result ran code.  Loading, plotting,
+    reporting and animating read what the run recorded; the module a manifest names (on
+    the import path, beside the result, or named by its file) is never imported, and the
+    animation is still drawn."""
+    marker = tmp_path / "imported"
+    code = _MARKER_MODULE.format(marker=str(marker))
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "evil_ctrl.py").write_text(code)
+    monkeypatch.syspath_prepend(str(lib))
+    got = tmp_path / "got"
+    shutil.copytree(stored, got)
+    (got / "evil_ctrl.py").write_text(code)
+    m = json.loads((got / "manifest.json").read_text())
+    m["scenario"]["base_controller"]["law"] = "evil_ctrl:Evil"
+    m["scenario"]["arm_controller"]["law"] = f"{got / 'evil_ctrl.py'}:Evil"
+    m["scenario"]["arm"]["model"] = str(got / "evil_ctrl.py")
+    m["system"]["scene"]["urdf"] = {"path": str(got / "evil_ctrl.py"), "sha256": ""}
+    (got / "manifest.json").write_text(json.dumps(m))
+
+    res = Results.load(got)
+    assert res.manifest["scenario"]["base_controller"]["law"] == "evil_ctrl:Evil"
+    assert main(["animate", str(got), "--frames", "5", "-q"]) == 0
+    assert main(["plot", str(got), "--formats", "png", "-q"]) == 0
+    assert main(["report", str(got), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "not valid XML" in err  # the file named as the arm's URDF: read as data, refused
+    page = (got / "animation.html").read_text()
+    assert "arm links" in page and "end effector" in page  # the arm drawn from the record
+
+    sc = load_scenario("station-keeping", ["scenario.duration=0.05", "outputs.plots=false"])
+    mc = tmp_path / "mc"
+    montecarlo(sc, 2, seed=3, out=mc, scheduler="synchronous", progress=False)
+    doc = json.loads((mc / "sweep.json").read_text())
+    doc["base"]["base_controller"]["law"] = "evil_ctrl:Evil"
+    (mc / "sweep.json").write_text(json.dumps(doc))
+    assert main(["plot", str(mc), "--formats", "png", "-q"]) == 0
+    assert main(["report", str(mc), "-q"]) == 0
+
+    assert not marker.exists()
+    assert "evil_ctrl" not in sys.modules
