@@ -20,10 +20,11 @@ This module imports nothing heavy (the command line's start-up stays fast).
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
+
+from ._env import env_number
 
 __all__ = [
     "DEFAULT_MIN_WALL",
@@ -46,16 +47,7 @@ ENV = "DQSPACE_PROGRESS_SECONDS"
 def progress_seconds() -> float:
     """``max_wall``: ``$DQSPACE_PROGRESS_SECONDS``, else :data:`DEFAULT_MAX_WALL`; ValueError
     naming the variable when it is not a number of seconds >= 0."""
-    raw = os.environ.get(ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_WALL
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"{ENV} must be a number of seconds >= 0, got {raw!r}")
-    return value
+    return env_number(ENV, DEFAULT_MAX_WALL, what="a number of seconds >= 0")
 
 
 class LineRate:

@@ -323,21 +323,14 @@ def load_sweep(out: str | os.PathLike) -> pandas.DataFrame:
     if not (out / "sweep.json").is_file():
         raise ResultError(out, "not a dqspace sweep directory (no sweep.json)")
     read_sweep_manifest(out)
-    rows, damaged = [], []
-    for p in sorted((out / "variants").glob("*/metrics.json")):
-        try:
-            rec = _read_record(p)
-        except FileNotFoundError:
-            continue
-        except ResultError as exc:
-            damaged.append(exc)
-            continue
+    records, damaged = read_variant_records(out)
+    rows = []
+    for rec in records:
         row = {"variant": rec["id"]}
         row.update({k: override_cell(v) for k, v in rec["overrides"].items()})
         row.update(rec["metrics"])
         row.update(run_time=rec["run_time"], error=rec["error"])
         rows.append(row)
-    report_damaged(damaged, "skipped")
     df = pd.DataFrame(rows)
-    df.attrs["damaged"] = [str(e) for e in damaged]
+    df.attrs["damaged"] = damaged
     return df
