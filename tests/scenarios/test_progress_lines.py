@@ -15,7 +15,8 @@ import pytest
 
 from support.campaigns import ur5_with_dispersions
 
-SHORT = ["--set", "scenario.duration=0.3", "--set", "outputs.plots=false"]
+SHORT = ["--set", "scenario.duration=0.3", "--set", "metrics.transient=0.1"]
+SHORT += ["--set", "outputs.plots=false"]
 
 
 def _exe():
