@@ -332,6 +332,9 @@ def connect(scheduler=None, workers=None, *, security=None):
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
+                # the scheduler's HTTP routes (health, metrics) on a free loopback port:
+                # by default they take 8787, and a second cluster on the machine warned
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                 silence_logs=logging.ERROR,
                 **extra,
             ) as cluster,

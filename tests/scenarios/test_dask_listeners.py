@@ -45,6 +45,19 @@ def test_the_local_cluster_listens_on_the_loopback_only():
     assert {ip for _, ip, _ in opened} <= LOOPBACK, opened
 
 
+def test_two_local_clusters_at_once_take_free_ports_without_a_warning(recwarn):
+    # the scheduler's HTTP routes took port 8787 by default: a second cluster on the
+    # machine (another campaign, a parallel test) warned that the port was in use
+    before = _listening(_tree(os.getpid()))
+    with connect(workers=1) as a, connect(workers=1) as b:
+        assert a.submit(sum, [1, 2]).result() == b.submit(sum, [3, 4]).result() - 4
+        opened = _listening(_tree(os.getpid())) - before
+    assert {ip for _, ip, _ in opened} <= LOOPBACK, opened
+    assert 8787 not in {port for _, _, port in opened}
+    ports = [str(w.message) for w in recwarn if "already in use" in str(w.message)]
+    assert not ports, ports
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
