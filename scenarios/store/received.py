@@ -35,6 +35,7 @@ recorded scenario against the scenario schema; :func:`check_time` a series of sa
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import errno
 import json
@@ -376,14 +377,16 @@ def read_json(path: str | os.PathLike, what: str, *, limit: int = MAX_JSON_BYTES
 # -------------------------------------------------------------- structure
 
 
-class _Spec:
+class _Spec(abc.ABC):
     """What a value of a JSON document must be (:func:`check_structure`)."""
 
+    @abc.abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """The expected value in words."""
 
+    @abc.abstractmethod
     def check(self, value, where) -> None:
-        raise NotImplementedError
+        """Raise when ``value`` (at ``where``) is not what this spec says."""
 
 
 class _Type(_Spec):

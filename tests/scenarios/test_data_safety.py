@@ -329,23 +329,7 @@ def test_a_damaged_result_gives_one_clear_error_naming_the_file(tmp_path, kind, 
 
 def test_a_zip_bomb_with_a_matching_manifest_is_not_inflated(tmp_path):
     _npz(tmp_path / "result.npz", [("t", (10,), b"\0" * 80, 0), ("x", (1 << 23,), b"", 1 << 26)])
-    raw = (tmp_path / "result.npz").read_bytes()
-    series = {
-        "t": {"unit": "s", "columns": [], "dtype": "<f8", "shape": []},
-        "x": {"unit": "m", "columns": [], "dtype": "<f8", "shape": []},
-    }
-    m = {
-        "format": "dqspace-result/2",
-        "status": "complete",
-        "n_samples": 10,
-        "series": series,
-        "data": {
-            "file": "result.npz",
-            "bytes": len(raw),
-            "sha256": hashlib.sha256(raw).hexdigest(),
-        },
-    }
-    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    fh.write_result_manifest(tmp_path, {"x": []})
     with pytest.raises(ResultError, match="would inflate to 64 MiB, more than the 1 MiB"):
         Results.load(tmp_path)
 

@@ -8,7 +8,6 @@ its true, huge size; one whose header announces less than it holds; one whose he
 announces more than the limit.  The limit (``DQSPACE_MAX_LOAD_BYTES``) comes from nothing
 in the directory, and the error names the file, the limit and the variable."""
 
-import json
 import shutil
 import struct
 import tracemalloc
@@ -95,26 +94,10 @@ def bomb_result(d, kind):
     (announces the series' true size: the manifest is no defence)."""
     d.mkdir(parents=True, exist_ok=True)
     bomb(d / "result.npz", kind, np.arange(10) * 0.1)
-    raw = (d / "result.npz").read_bytes()
     width = WIDE if kind == "honest" else 4
-    series = {
-        "t": {"unit": "s", "columns": [], "dtype": "<f8", "shape": []},
-        "x": {"unit": "m", "columns": [], "dtype": "<f8", "shape": [width]},
-    }
     if kind == "announces 4 GiB":
-        series["x"]["shape"] = [53_687_091]  # the manifest allows the 4 GiB too
-    m = {
-        "format": "dqspace-result/2",
-        "status": "complete",
-        "n_samples": 10,
-        "series": series,
-        "data": {
-            "file": "result.npz",
-            "bytes": len(raw),
-            "sha256": fh.sha256(d / "result.npz"),
-        },
-    }
-    (d / "manifest.json").write_text(json.dumps(m))
+        width = 53_687_091  # the manifest allows the 4 GiB too
+    fh.write_result_manifest(d, {"x": [width]})
     return d / "result.npz"
 
 
