@@ -15,6 +15,7 @@ go straight to numba.  Compiled code that references a lazy kernel as a global
 
 import functools
 import sys
+from collections import OrderedDict
 
 from numba import njit, typeof, types
 from numba.core import cgutils
@@ -36,6 +37,7 @@ __all__ = [
     "dispatcher_for",
     "SignatureOnFirstCall",
     "signature_on_first_call",
+    "TypedCall",
 ]
 
 _OWN = frozenset({"py_func", "_signature", "_options", "_dispatcher"})
@@ -254,3 +256,48 @@ def signature_on_first_call(fixed, returns=None, **options):
         return SignatureOnFirstCall(py_func, fixed, options, returns)
 
     return wrap
+
+
+class TypedCall:
+    """A :class:`SignatureOnFirstCall` kernel called often with the same large tuples,
+    without numba typing every argument at every call.
+
+    numba's dispatcher types each argument at each call to choose the compiled version:
+    arrays and scalars quickly (in C), but a named tuple in Python, element by element: the
+    closed loop's blocks (hundreds of arrays) cost about 2 ms a call.  A tuple cannot be
+    changed, and neither can the type of an array in it (its dtype, dimensions and layout),
+    so a tuple object's type is fixed for its life: each is typed once (the last
+    ``keep`` tuples are remembered, with a reference so that their ``id`` stays theirs),
+    the other arguments at every call, and the compiled version for the resulting types is
+    called through numba's entry point (compiled, or loaded from the cache, at the first
+    call with those types: :meth:`SignatureOnFirstCall.compile`).
+    """
+
+    def __init__(self, kernel: SignatureOnFirstCall, keep: int = 32):
+        self._kernel = kernel
+        self._keep = int(keep)
+        self._tuples = OrderedDict()  # id -> (the tuple, its numba type)
+        self._entries = {}  # argument types -> numba's entry point
+
+    def _type(self, i, arg):
+        fixed = self._kernel.fixed.get(i)
+        if fixed is not None:
+            return fixed
+        if not isinstance(arg, tuple):
+            return typeof(arg)
+        hit = self._tuples.get(id(arg))
+        if hit is None or hit[0] is not arg:
+            hit = self._tuples[id(arg)] = (arg, typeof(arg))
+            if len(self._tuples) > self._keep:
+                self._tuples.popitem(last=False)
+        else:
+            self._tuples.move_to_end(id(arg))
+        return hit[1]
+
+    def __call__(self, *args):
+        tys = tuple(self._type(i, a) for i, a in enumerate(args))
+        entry = self._entries.get(tys)
+        if entry is None:
+            sig = self._kernel.returns(*tys)
+            entry = self._entries[tys] = self._kernel.compile(sig).overloads[tys].entry_point
+        return entry(*args)

@@ -3,12 +3,13 @@
 import subprocess
 import sys
 import textwrap
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, types
 from numba import typeof as numba_typeof
 
-from dqspace._jit import LazyKernel, compiled, lazy_njit
+from dqspace._jit import LazyKernel, TypedCall, compiled, lazy_njit, signature_on_first_call
 from dqspace.dq import dq_from_translation
 from dqspace.multibody import models
 
@@ -146,3 +147,38 @@ def test_a_foreign_wrapper_address_still_calls_through_its_c_entry():
     ptr = KernelPointer(Foreign(), sig)
     assert ptr.jit_address() == 0
     assert njit(lambda f, x: f(x))(ptr, 1.5) == 3.0
+
+
+Block = namedtuple("Block", ["a", "b"])
+
+
+def _weighted_sum(blk, w, out):
+    out[0] = w * (blk.a.sum() + blk.b.sum())
+
+
+def test_a_typed_call_types_each_tuple_once_and_follows_new_types(monkeypatch):
+    import dqspace._jit as jit
+
+    kernel = signature_on_first_call({})(_weighted_sum)
+    call = TypedCall(kernel, keep=4)
+    typed = []
+    monkeypatch.setattr(jit, "typeof", lambda x: typed.append(type(x)) or numba_typeof(x))
+    blk, out = Block(np.arange(3.0), np.ones(2)), np.zeros(1)
+    for w in (1.0, 2.0, 3.0):
+        call(blk, w, out)
+        assert out[0] == w * 5.0
+    assert typed.count(Block) == 1  # the tuple typed once, the scalar and out at each call
+    assert typed.count(float) == 3
+    blk.a[:] = 10.0  # its contents may change (not its type): the call sees the new values
+    call(blk, 1.0, out)
+    assert out[0] == 32.0
+    # a tuple of other types: another compiled version, the same answer as numba's own
+    small = Block(np.arange(3, dtype=np.float32), np.ones(2, dtype=np.float32))
+    call(small, 0.5, out)
+    want = np.zeros(1)
+    njit(_weighted_sum)(small, 0.5, want)
+    assert out[0] == want[0] == 2.5
+    assert len(kernel._compiled) == 2
+    for _ in range(10):  # tuples made and dropped (a record per chunk): the memory is bounded
+        call(Block(np.zeros(1), np.zeros(1)), 1.0, out)
+    assert len(call._tuples) == 4

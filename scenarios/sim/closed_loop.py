@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from ..._jit import TypedCall
 from ..._precompile import precompile, start
 from ...control.flight.interfaces import command_arrays
 from ...multibody import IntegrationError
@@ -139,7 +140,8 @@ class ClosedLoop:
         self._prepare()
         jobs = self.kernel_jobs()  # the loop first: this process compiles it
         precompile(jobs)
-        self._kernel = loop.closed_loop.compile(jobs[0][1])
+        loop.closed_loop.compile(jobs[0][1])
+        self._kernel = TypedCall(loop.closed_loop)
 
     def _tables(self, k0, k1, rng):
         """Per tick of ``k0 .. k1 - 1``: the references and the disturbance wrench on the
