@@ -28,6 +28,8 @@ from numba.experimental.function_type import (
 )
 from numba.extending import NativeValue, register_model, unbox
 
+from ._numba_cache import kernel_lock
+
 __all__ = [
     "LazyKernel",
     "lazy_njit",
@@ -58,7 +60,9 @@ class LazyKernel:
         """numba's dispatcher for this kernel (compiled, or loaded from the cache, now)."""
         d = self._dispatcher
         if d is None:
-            d = self._dispatcher = njit(self._signature, **self._options)(self.py_func)
+            with kernel_lock(_kernel_name(self.py_func, self._signature)):
+                d = njit(self._signature, **self._options)(self.py_func)
+            self._dispatcher = d
             module = sys.modules.get(self.py_func.__module__)
             name = self.py_func.__name__
             if module is not None and getattr(module, name, None) is self:
@@ -77,6 +81,13 @@ class LazyKernel:
     def __repr__(self):
         state = "compiled" if self._dispatcher is not None else "not compiled yet"
         return f"<lazy kernel {self.py_func.__module__}.{self.py_func.__qualname__} ({state})>"
+
+
+def _kernel_name(py_func, sig):
+    """A kernel's name for :func:`~dqspace._numba_cache.kernel_lock`: its function and
+    signature (two processes compiling one kernel for the same types wait for each
+    other; for other types they do not)."""
+    return f"{py_func.__module__}.{py_func.__qualname__}{sig}"
 
 
 def lazy_njit(signature, **options):
@@ -223,7 +234,9 @@ class SignatureOnFirstCall:
         """numba's dispatcher for ``sig`` (compiled, or loaded from the cache, now)."""
         d = self._compiled.get(sig.args)
         if d is None:
-            d = self._compiled[sig.args] = njit(sig, **self.options)(self.py_func)
+            with kernel_lock(_kernel_name(self.py_func, sig)):
+                d = njit(sig, **self.options)(self.py_func)
+            self._compiled[sig.args] = d
         return d
 
     def dispatcher(self, *args):

@@ -49,6 +49,7 @@ except ImportError:  # not POSIX: no inter-process lock (numba's own behaviour)
 
 __all__ = [
     "build_lock",
+    "kernel_lock",
     "cache_dir",
     "cache_report",
     "clear_cache",
@@ -184,7 +185,54 @@ def build_lock(timeout=None, path=None):
         os.close(fd)  # closing releases the lock
 
 
-def _acquire(fd, path, timeout):
+_held_kernels = threading.local()
+
+
+@contextlib.contextmanager
+def kernel_lock(name):
+    """Hold an inter-process lock named for one kernel (and signature) while numba compiles
+    it or loads it from the cache.
+
+    numba's cache has no coordination between processes: two processes that need the same
+    kernel at once (Dask workers, ``pytest -n``, two notebooks) both compile it, and on two
+    cores each waits for the other's compile too.  Under this lock the second process
+    waits for the first, then loads the code the first wrote to the cache.  Re-entrant
+    within a thread; a kernel whose compile needs another takes that one's lock inside its
+    own (callees lock after callers, and there are no cycles, so no deadlock).  Unlike
+    :func:`build_lock` a time-out (``$DQSPACE_LOCK_TIMEOUT``) is not an error: the kernel
+    is then compiled anyway, and one line on the ``dqspace`` logger says so.
+    """
+    held = getattr(_held_kernels, "names", None)
+    if held is None:
+        held = _held_kernels.names = set()
+    if fcntl is None or name in held:
+        yield
+        return
+    tag = hashlib.sha1(f"{_install_tag(_package_dirs())}\0{name}".encode()).hexdigest()[:20]
+    path = cache_dir() / "locks" / f"kernel-{tag}.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:  # no writable cache folder: compile unlocked, as numba does
+        yield
+        return
+    try:
+        try:
+            _acquire(fd, path, lock_timeout(), what=f"the kernel {name}")
+        except BuildLockTimeout as e:
+            _say(f"{e}; compiling it here anyway")
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {stamp}".encode(), 0)
+        held.add(name)
+        yield
+    finally:
+        held.discard(name)
+        os.close(fd)  # closing releases the lock
+
+
+def _acquire(fd, path, timeout, what="the numba kernels"):
     t0 = time.monotonic()
     told = False
     while True:
@@ -198,15 +246,15 @@ def _acquire(fd, path, timeout):
         waited = time.monotonic() - t0
         if waited >= timeout:
             raise BuildLockTimeout(
-                f"waited {waited:.0f} s for the numba kernel build lock {path}, held by "
+                f"waited {waited:.0f} s for the lock on {what} {path}, held by "
                 f"{_holder(fd)}; if that process is stuck, stop it (the lock is released when "
                 f"it exits), or raise DQSPACE_LOCK_TIMEOUT"
             )
         if not told and waited >= _LOCK_WAIT_NOTICE:
             told = True
             _say(
-                f"dqspace: waiting for {_holder(fd)}, which is compiling or loading the "
-                f"numba kernels (lock {path})"
+                f"dqspace: waiting for {_holder(fd)}, which is compiling or loading "
+                f"{what} (lock {path})"
             )
         time.sleep(0.05)
 

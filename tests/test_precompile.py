@@ -176,3 +176,78 @@ def test_compiling_kernels_not_yet_cached_is_announced_once(cold_env):
     lines = [ln for ln in out.stdout.splitlines() if "not in the kernel cache yet" in ln]
     assert len(lines) == 1, out.stdout
     assert "compiling 2 kernels" in lines[0] and "product, scaled_sum" in lines[0]
+
+
+LOCKING = textwrap.dedent(
+    """
+    import json, pathlib, sys, time
+    import numpy as np
+    from dqspace._jit import _kernel_name
+    from dqspace._numba_cache import kernel_lock
+    from tests.support import precompile_kernels as pk
+    role, folder = sys.argv[1], pathlib.Path(sys.argv[2])
+    x = np.arange(1.0, 4.0)
+    sig = pk.scaled_sum.signature(x, 2.0)
+    if role == "holder":  # holds the kernel's lock, lets the other start, then compiles
+        with kernel_lock(_kernel_name(pk.scaled_sum.py_func, sig)):
+            (folder / "held").touch()
+            while not (folder / "compiling").exists():
+                time.sleep(0.01)
+            time.sleep(1.0)  # without the lock the other would compile it meanwhile
+            d = pk.scaled_sum.compile(sig)
+    else:
+        (folder / "compiling").touch()
+        d = pk.scaled_sum.compile(sig)
+    print(json.dumps({"value": d(x, 2.0), "misses": sum(d.stats.cache_misses.values()),
+                      "hits": sum(d.stats.cache_hits.values())}))
+    """
+)
+
+
+def test_two_processes_needing_one_kernel_compile_it_once(cold_env, tmp_path):
+    """The second waits on the kernel's lock, then loads what the first compiled."""
+    import json
+    import time
+
+    def start(role):
+        return subprocess.Popen(
+            [sys.executable, "-c", LOCKING, role, str(tmp_path)], cwd=ROOT, env=cold_env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    holder = start("holder")
+    t0 = time.monotonic()
+    while not (tmp_path / "held").exists():
+        assert holder.poll() is None, holder.communicate()[1]
+        assert time.monotonic() - t0 < 300, "the holder never took the lock"
+        time.sleep(0.02)
+    other = start("other")
+    got = []
+    for p in (holder, other):
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        got.append(json.loads(out.strip().splitlines()[-1]))
+    assert got[0] == {"value": 12.0, "misses": 1, "hits": 0}  # compiled by the holder
+    assert got[1] == {"value": 12.0, "misses": 0, "hits": 1}  # loaded, not compiled again
+
+
+def test_a_kernel_lock_is_reentrant_and_a_stuck_holder_only_delays(monkeypatch, tmp_path, caplog):
+    import threading
+
+    from dqspace._numba_cache import kernel_lock
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("DQSPACE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("DQSPACE_LOCK_TIMEOUT", "0.3")
+    entered = []
+
+    def other_thread():  # another thread is another holder (the lock is per thread)
+        with kernel_lock("k(float64)"):
+            entered.append("k")
+
+    with kernel_lock("k(float64)"), kernel_lock("k(float64)"):  # the same thread: re-entrant
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join(timeout=60)
+        assert entered == ["k"]  # it waited its time-out, then went on
+    assert "compiling it here anyway" in caplog.text and "the kernel k(float64)" in caplog.text
