@@ -64,6 +64,8 @@ log = logging.getLogger("dqspace")
 
 #: the folders whose compiled code is cached (relative to the installation's root)
 PACKAGES = ("dq", "multibody", "actuators", "control", "scenarios")
+#: the cache folder's sub-folder of the kernels' lock files (not an installation's kernels)
+_LOCKS = "locks"
 _LOCK_WAIT_NOTICE = 2.0  # [s] before saying that we wait for another process
 
 
@@ -209,7 +211,7 @@ def kernel_lock(name):
         yield
         return
     tag = hashlib.sha1(f"{_install_tag(_package_dirs())}\0{name}".encode()).hexdigest()[:20]
-    path = cache_dir() / "locks" / f"kernel-{tag}.lock"
+    path = cache_dir() / _LOCKS / f"kernel-{tag}.lock"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -352,7 +354,7 @@ def cache_report():
     others = {"count": 0, "files": 0, "bytes": 0}
     if report["own"] and base.is_dir():
         for d in base.iterdir():
-            if d.is_dir() and d.name not in mine:
+            if d.is_dir() and d.name not in mine | {_LOCKS}:
                 n, b = _size(d)
                 others = {"count": others["count"] + 1, "files": others["files"] + n,
                           "bytes": others["bytes"] + b}  # fmt: skip
@@ -383,7 +385,7 @@ def clear_cache(others=False):
             _stamp_path(dirs).unlink()
         if others and not os.environ.get("NUMBA_CACHE_DIR") and base.is_dir():
             for d in base.iterdir():
-                if d.is_dir() and not d.is_symlink() and d.name not in mine:
+                if d.is_dir() and not d.is_symlink() and d.name not in mine | {_LOCKS}:
                     freed += _size(d)[1]
                     shutil.rmtree(d, ignore_errors=True)
     return freed

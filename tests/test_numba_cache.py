@@ -156,6 +156,9 @@ def _fake_cache(base):
     other = base / "multibody_0123456789abcdef"
     other.mkdir()
     (other / "k.nbi").write_bytes(b"y" * 50)
+    with nc.kernel_lock("k(float64)"):  # the kernels' lock files: no installation's
+        pass
+    assert any((base / nc._LOCKS).iterdir())
     return own, other
 
 
@@ -179,7 +182,7 @@ def test_clearing_deletes_this_installations_kernels_and_others_only_when_asked(
     assert nc.clear_cache() == 100 * len(own)
     assert not any(f.exists() for f in own) and other.is_dir()
     assert nc.clear_cache(others=True) == 50
-    assert not other.exists()
+    assert not other.exists() and (tmp_path / nc._LOCKS).is_dir()
 
 
 def test_a_shared_numba_cache_folder_is_never_swept(monkeypatch, tmp_path):
