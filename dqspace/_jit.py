@@ -307,6 +307,11 @@ class TypedCall:
             self._tuples.move_to_end(id(arg))
         return hit[1]
 
+    def signature(self, *args):
+        """numba's signature of the kernel for these arguments (as
+        :meth:`SignatureOnFirstCall.signature`, the tuples typed once)."""
+        return self._kernel.returns(*(self._type(i, a) for i, a in enumerate(args)))
+
     def __call__(self, *args):
         tys = tuple(self._type(i, a) for i, a in enumerate(args))
         entry = self._entries.get(tys)

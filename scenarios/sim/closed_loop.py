@@ -132,6 +132,25 @@ class ClosedLoop:
         self.health = sy.thrusters
         self.block = self.plant.block()
         self.reaction.reset()
+        # the loop, its arguments' tuples typed once per run (not at every chunk)
+        self._kernel = TypedCall(loop.closed_loop)
+        self._R = None  # the chunks' record, reused (zeroed) from chunk to chunk
+
+    def _record(self, m):
+        """Zeroed record arrays of at least m rows (:data:`~dqspace.scenarios.sim.loop.
+        Record`): one object for the run, so that it is typed once, grown when a chunk is
+        longer than any before it."""
+        R = self._R
+        if R is None or R.t.shape[0] < m:
+            sy = self.sy
+            R = self._R = loop.record_arrays(
+                m, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
+                len(self.plant.mem),
+            )  # fmt: skip
+        else:
+            for x in R:
+                x.fill(0.0)
+        return R
 
     def compile(self) -> None:
         """Compile (or load from the kernel cache) what :meth:`simulate` runs, without
@@ -141,7 +160,6 @@ class ClosedLoop:
         jobs = self.kernel_jobs()  # the loop first: this process compiles it
         precompile(jobs)
         loop.closed_loop.compile(jobs[0][1])
-        self._kernel = TypedCall(loop.closed_loop)
 
     def _tables(self, k0, k1, rng):
         """Per tick of ``k0 .. k1 - 1``: the references and the disturbance wrench on the
@@ -159,12 +177,8 @@ class ClosedLoop:
 
     def _chunk(self, rec, k0, k1, rng):
         """Ticks ``k0 .. k1 - 1``: simulate, then append their series to ``rec``."""
-        sy = self.sy
         tables = self._tables(k0, k1, rng)
-        R = loop.record_arrays(
-            k1 - k0, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
-            len(self.plant.mem),
-        )  # fmt: skip
+        R = self._record(k1 - k0)
         # (status, rows recorded, dynamics steps done at a failure, tick reached)
         out = np.zeros(4, dtype=np.int64)
         error = None
@@ -189,15 +203,11 @@ class ClosedLoop:
         """``(kernel, signature)`` of the run's independent kernels: the tick's stages and
         the loop (what :func:`~dqspace._precompile.precompile` compiles in parallel); once
         the run is set up (:meth:`simulate`, :meth:`compile`)."""
-        sy = self.sy
-        R = loop.record_arrays(
-            1, sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W,
-            len(self.plant.mem),
-        )  # fmt: skip
+        R = self._record(1)
         tables = loop.Tables(np.zeros((1, 20)), np.zeros((1, 20)), np.zeros((1, 6)))
         args = self._loop_arguments(0, 1, tables, R, np.zeros(4, dtype=np.int64))
         return [
-            (loop.closed_loop, loop.closed_loop.signature(*args)),
+            (loop.closed_loop, self._kernel.signature(*args)),
             *self.flight.kernel_jobs(),
             self.reaction.kernel_job(R, tables.dist),
         ]
