@@ -81,12 +81,29 @@ class Scenario:
         return text
 
 
+#: the file that a folder given where a scenario is expected stands for (``dqspace new``
+#: writes ``NAME/scenario.toml``)
+FOLDER_SCENARIO = "scenario.toml"
+
+
 def _scenario_path(name_or_path):
+    """The file of a scenario, the one resolver of every command: a file as given; a folder
+    holding :data:`FOLDER_SCENARIO`, that file; else the embedded scenario of that name.
+    What the user typed wins: a file or a folder (with its ``scenario.toml``) of the name
+    is read rather than an embedded scenario of the same name."""
     p = Path(name_or_path)
     if p.suffix == ".toml" and not p.exists():
         raise ScenarioError(
             f"{printable(p)}: no such scenario file{did_you_mean(p.stem, embedded_scenarios())}"
         )
+    if p.is_dir():
+        if (p / FOLDER_SCENARIO).is_file():
+            return p / FOLDER_SCENARIO
+        if str(name_or_path) not in embedded_scenarios():
+            raise ScenarioError(
+                f"{printable(p)}: a folder without {FOLDER_SCENARIO} (give a scenario file, "
+                f"or a folder `dqspace new` wrote)"
+            )
     return p if p.suffix == ".toml" or p.is_file() else embedded_path(str(name_or_path))
 
 
