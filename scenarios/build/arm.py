@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...control import IIWA_JOINT_LIMITS, solve_ik
-from ...dq import dq_from_rpy_deg
+from ...dq import dq_from_rpy_deg, translation_from_dq
 from ...multibody import (
     Body,
     DHRow,
@@ -35,10 +35,12 @@ __all__ = [
     "inertia_matrix",
     "base_body",
     "per_joint",
+    "joint_values",
     "arm",
     "with_payload",
     "true_arm",
     "initial_joints",
+    "start_pose_keys",
 ]
 
 
@@ -62,6 +64,7 @@ class ArmInfo:
     ee_frame: str
     source: str  # 'iiwa', 'dh', or the URDF's path
     sha256: str = ""  # of the URDF file
+    prismatic: NDArray[np.bool_] | None = None  # (n,) a prismatic joint (m), else revolute
 
     @property
     def n(self) -> int:
@@ -182,20 +185,34 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
         raise ScenarioError(f"arm.model = {src!r}: the arm has no movable joint")
     if src in ("iiwa", "dh"):
         names = [f"joint{i + 1}" for i in range(n)]
-    lower = per_joint(a["lower_deg"], n, lower, "lower_deg")
-    upper = per_joint(a["upper_deg"], n, upper, "upper_deg")
+    prismatic = np.array(
+        [
+            JointType(int(t)) == JointType.PRISMATIC
+            for t in model.joint_type[1:]
+            if JointType(int(t)) in (JointType.REVOLUTE, JointType.PRISMATIC)
+        ],
+        dtype=bool,
+    )
     if a["lower_deg"]:
-        lower = np.radians(lower)
+        lower = joint_values(a["lower_deg"], prismatic, "lower_deg")
     if a["upper_deg"]:
-        upper = np.radians(upper)
+        upper = joint_values(a["upper_deg"], prismatic, "upper_deg")
     if np.any(lower >= upper):
         i = int(np.argmax(lower >= upper))
         raise ScenarioError(f"arm: joint {i + 1}'s lower limit is not below its upper limit")
     torque = per_joint(a["torque_limit"], n, torque, "torque_limit")
     rate = per_joint(a["rate_limit"], n, rate, "rate_limit")
     model = with_payload(model, a, ee)
-    info = ArmInfo(names, lower, upper, torque, rate, ee, src, sha)
+    info = ArmInfo(names, lower, upper, torque, rate, ee, src, sha, prismatic)
     return model, info
+
+
+def joint_values(values, prismatic, key):
+    """The joint values of ``arm.<key>`` (``lower_deg``, ``upper_deg``,
+    ``initial_joints_deg``: n values or one for all) in SI: degrees to radians for a
+    revolute joint, metres kept for a prismatic one (``prismatic``: (n,) bool)."""
+    v = per_joint(values, len(prismatic), None, key)
+    return np.where(prismatic, v, np.radians(v))
 
 
 def with_payload(model: Model, a, ee: str) -> Model:
@@ -263,9 +280,12 @@ def true_arm(cfg, arm_model: Model, info: ArmInfo) -> Model:
         raise ScenarioError(f"[plant]: {exc}") from None
 
 
-def initial_joints(model, target, seed, info: ArmInfo, n_tries=24):
+def initial_joints(model, target, seed, info: ArmInfo, n_tries=24, where=""):
     """The IK solution of ``target`` with the largest joint-limit margin, from ``seed`` and
-    a fixed set of pseudo-random seeds (deterministic, independent of the scenario's seed)."""
+    a fixed set of pseudo-random seeds (deterministic, independent of the scenario's seed).
+
+    Raises ScenarioError when no seed reaches ``target``, naming ``where`` (the keys that
+    set the start pose, :func:`start_pose_keys`) and the pose's position."""
     L = info.limits
     lo = np.where(np.isfinite(L[:, 0]), L[:, 0], -np.pi)
     hi = np.where(np.isfinite(L[:, 1]), L[:, 1], np.pi)
@@ -280,8 +300,25 @@ def initial_joints(model, target, seed, info: ArmInfo, n_tries=24):
         if margin > best_margin:
             best, best_margin = r.joints, margin
     if best is None:
-        raise ValueError(
-            "the trajectory's start pose is not reachable by the arm "
-            "(check trajectory.center/orientation, [[waypoint]] and arm.mount_*)"
+        xyz = ", ".join(f"{x:.4g}" for x in translation_from_dq(target))
+        keys = where or "trajectory.center, orientation_rpy_deg, [[waypoint]]"
+        raise ScenarioError(
+            f"{keys}: the trajectory's start pose (position [{xyz}] m, base frame) is not "
+            "reachable by the arm within its joint limits (check it, arm.mount_xyz, "
+            "arm.mount_rpy_deg and arm.lower_deg / upper_deg)"
         )
     return best
+
+
+def start_pose_keys(cfg) -> str:
+    """The keys that set the start pose of the end-effector's trajectory, with their values
+    (what an unreachable start pose's message names)."""
+    tr = cfg["trajectory"]
+    if tr["type"] == "waypoints" and cfg["waypoint"]:
+        w = cfg["waypoint"][0]
+        return f"waypoint[0] (xyz = {list(w['xyz'])}, rpy_deg = {list(w['rpy_deg'])})"
+    if tr["type"] == "initial":
+        return f"arm.initial_joints_deg = {list(cfg['arm']['initial_joints_deg'])}"
+    where = f"trajectory.center = {list(tr['center'])}"
+    where += f", orientation_rpy_deg = {list(tr['orientation_rpy_deg'])}"
+    return where + (f", r = {tr['r']}" if tr["type"] == "lemniscate" else "")

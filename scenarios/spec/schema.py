@@ -93,15 +93,25 @@ SCHEMA = {
             "initial_joints_deg": F(
                 "vec",
                 [],
-                "deg",
+                "deg or m",
                 empty=True,
-                doc="closed loop: IK seed for the initial configuration (empty: zeros)",
+                doc="closed loop: IK seed for the initial configuration, one per joint: deg "
+                "for a revolute joint, m for a prismatic one (empty: zeros)",
             ),
             "lower_deg": F(
-                "vec", [], "deg", empty=True, doc="joint lower limits (empty: from the model)"
+                "vec",
+                [],
+                "deg or m",
+                empty=True,
+                doc="joint lower limits, one per joint or one for all: deg for a revolute "
+                "joint, m for a prismatic one (empty: from the model)",
             ),
             "upper_deg": F(
-                "vec", [], "deg", empty=True, doc="joint upper limits (empty: from the model)"
+                "vec",
+                [],
+                "deg or m",
+                empty=True,
+                doc="joint upper limits, as lower_deg (empty: from the model)",
             ),
             "torque_limit": F(
                 "vec",
@@ -149,8 +159,8 @@ SCHEMA = {
             "mass": F("float", unit="kg", **_POS),
             "com": F("vec", [0.0, 0.0, 0.0], "m", length=3, doc="in the link's DH frame"),
             "inertia": F("vec", unit="kg m^2", length=6, doc="Ixx..Iyz about the CoM"),
-            "lower_deg": F("float", -170.0, "deg", doc="deg, or m for a prismatic joint"),
-            "upper_deg": F("float", 170.0, "deg"),
+            "lower_deg": F("float", -170.0, "deg or m", doc="deg, or m for a prismatic joint"),
+            "upper_deg": F("float", 170.0, "deg or m", doc="deg, or m for a prismatic joint"),
         },
         many=True,
         doc="arm.model = 'dh': one row per joint, base to tip",
