@@ -82,14 +82,33 @@ def inertia_matrix(six) -> NDArray[np.float64]:
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
 
+def _body_error(exc, keys) -> ScenarioError:
+    """``exc``, a model's check of one body (``body 'x': mass ...``, ``com ...``, else the
+    inertia), as a ScenarioError naming the scenario key of what it is about (``keys``:
+    ``mass``, ``com``, ``inertia`` -> key)."""
+    text = str(exc)
+    what = text.split(": ", 1)[1] if text.startswith("body ") and ": " in text else text
+    return ScenarioError(f"{keys.get(what.split(' ', 1)[0], keys['inertia'])}: {text}")
+
+
 def base_body(cfg) -> Body:
+    """The base as a body; its mass, centre of mass and inertia checked as the model checks
+    them (positive, an inertia a rigid body has: the triangle inequality), a ScenarioError
+    naming the key."""
     b = cfg["base"]
     if b["inertia"]:
         J = inertia_matrix(b["inertia"])
     else:
         J = b["mass"] * b["size"] ** 2 / 6.0 * np.eye(3)  # a uniform cube
     joint = Joint(JointType.FREE, name="base")
-    return Body("base", None, joint, b["mass"], np.asarray(b["com"], float), J)
+    body = Body("base", None, joint, b["mass"], np.asarray(b["com"], float), J)
+    try:
+        Model.build([body])
+    except ValueError as exc:
+        inertia = "base.inertia" if b["inertia"] else "base.size (the cube's inertia)"
+        keys = {"mass": "base.mass", "com": "base.com", "inertia": inertia}
+        raise _body_error(exc, keys) from None
+    return body
 
 
 def per_joint(values, n, default, key):
@@ -234,7 +253,13 @@ def with_payload(model: Model, a, ee: str) -> Model:
         if placement is not None
         else Joint(JointType.FIXED, name="payload")
     )
-    return model.with_bodies([Body("payload", body, joint, m, np.asarray(a["payload_com"]), J)])
+    payload = Body("payload", body, joint, m, np.asarray(a["payload_com"]), J)
+    try:
+        return model.with_bodies([payload])
+    except ValueError as exc:
+        inertia = "arm.payload_inertia" if a["payload_inertia"] else "arm.payload_mass"
+        keys = {"mass": "arm.payload_mass", "com": "arm.payload_com", "inertia": inertia}
+        raise _body_error(exc, keys) from None
 
 
 def true_arm(cfg, arm_model: Model, info: ArmInfo) -> Model:

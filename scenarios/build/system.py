@@ -82,12 +82,17 @@ def build_system(cfg) -> System:
     arm_model, info = arm(cfg, base)
     cluster, wheels = devices.cluster(cfg), devices.wheel_array(cfg)
     cm, wm, plant = devices.attach_devices(true_arm(cfg, arm_model, info), cluster, wheels)
+    # a disabled section's per-unit values are not read (an included file may give them)
     K = cluster.K if cluster is not None else 0
-    gam0 = devices.per_unit(cfg["vscmg"]["initial_gimbal_deg"], K, "vscmg.initial_gimbal_deg", 1.0)
-    gam0 = np.radians(gam0)
+    gam0 = np.zeros(0)
+    if cluster is not None:
+        gam0 = devices.per_unit(cfg["vscmg"]["initial_gimbal_deg"], K, "vscmg.initial_gimbal_deg")
+        gam0 = np.radians(gam0)
     W = wheels.n if wheels is not None else 0
-    w_speed0 = devices.per_unit(cfg["wheels"]["initial_speed_rpm"], W, "wheels.initial_speed_rpm")
-    w_speed0 = w_speed0 * RPM
+    w_speed0 = np.zeros(0)
+    if wheels is not None:
+        speeds = cfg["wheels"]["initial_speed_rpm"]
+        w_speed0 = devices.per_unit(speeds, W, "wheels.initial_speed_rpm") * RPM
 
     controller_model = arm_model
     steering = None

@@ -29,6 +29,13 @@ SCHEMA = {
             ),
             "duration": F("float", 20.0, "s", **_POS),
             "seed": F("int", 0, min=0, doc="root seed of every random draw (noise)"),
+            "plausibility_warnings": F(
+                "bool",
+                True,
+                doc="closed loop: warn at load about masses and inertias implausible for "
+                "the sizes they imply (a density outside 1 to 20000 kg/m^3, a base's radius "
+                "of gyration outside 0.1 to 10 times its cube's); false: no such warnings",
+            ),
         }
     ),
     "integrator": Section(
