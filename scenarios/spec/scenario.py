@@ -91,8 +91,9 @@ FOLDER_SCENARIO = "scenario.toml"
 
 
 def _scenario_path(name_or_path):
-    """The file of a scenario, the one resolver of every command: a file as given; a folder
-    holding :data:`FOLDER_SCENARIO`, that file; else the embedded scenario of that name.
+    """The file of a scenario, the one resolver of every command: a file as given (a
+    ``.toml`` path always); a folder holding :data:`FOLDER_SCENARIO`, that file; else the
+    embedded scenario of that name.
     What the user typed wins: a file or a folder (with its ``scenario.toml``) of the name
     is read rather than an embedded scenario of the same name."""
     p = Path(name_or_path)
@@ -100,7 +101,7 @@ def _scenario_path(name_or_path):
         raise ScenarioError(
             f"{printable(p)}: no such scenario file{did_you_mean(p.stem, embedded_scenarios())}"
         )
-    if p.is_dir():
+    if p.suffix != ".toml" and p.is_dir():  # a .toml path is a file (a folder: unreadable)
         if (p / FOLDER_SCENARIO).is_file():
             return p / FOLDER_SCENARIO
         if str(name_or_path) not in embedded_scenarios():
