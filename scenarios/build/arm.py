@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...control import IIWA_JOINT_LIMITS, solve_ik
-from ...dq import dq_from_rpy_deg
+from ...dq import dq_from_rpy_deg, translation_from_dq
 from ...multibody import (
     Body,
     DHRow,
@@ -35,10 +35,12 @@ __all__ = [
     "inertia_matrix",
     "base_body",
     "per_joint",
+    "joint_values",
     "arm",
     "with_payload",
     "true_arm",
     "initial_joints",
+    "start_pose_keys",
 ]
 
 
@@ -62,6 +64,7 @@ class ArmInfo:
     ee_frame: str
     source: str  # 'iiwa', 'dh', or the URDF's path
     sha256: str = ""  # of the URDF file
+    prismatic: NDArray[np.bool_] | None = None  # (n,) a prismatic joint (m), else revolute
 
     @property
     def n(self) -> int:
@@ -79,14 +82,33 @@ def inertia_matrix(six) -> NDArray[np.float64]:
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
 
+def _body_error(exc, keys) -> ScenarioError:
+    """``exc``, a model's check of one body (``body 'x': mass ...``, ``com ...``, else the
+    inertia), as a ScenarioError naming the scenario key of what it is about (``keys``:
+    ``mass``, ``com``, ``inertia`` -> key)."""
+    text = str(exc)
+    what = text.split(": ", 1)[1] if text.startswith("body ") and ": " in text else text
+    return ScenarioError(f"{keys.get(what.split(' ', 1)[0], keys['inertia'])}: {text}")
+
+
 def base_body(cfg) -> Body:
+    """The base as a body; its mass, centre of mass and inertia checked as the model checks
+    them (positive, an inertia a rigid body has: the triangle inequality), a ScenarioError
+    naming the key."""
     b = cfg["base"]
     if b["inertia"]:
         J = inertia_matrix(b["inertia"])
     else:
         J = b["mass"] * b["size"] ** 2 / 6.0 * np.eye(3)  # a uniform cube
     joint = Joint(JointType.FREE, name="base")
-    return Body("base", None, joint, b["mass"], np.asarray(b["com"], float), J)
+    body = Body("base", None, joint, b["mass"], np.asarray(b["com"], float), J)
+    try:
+        Model.build([body])
+    except ValueError as exc:
+        inertia = "base.inertia" if b["inertia"] else "base.size (the cube's inertia)"
+        keys = {"mass": "base.mass", "com": "base.com", "inertia": inertia}
+        raise _body_error(exc, keys) from None
+    return body
 
 
 def per_joint(values, n, default, key):
@@ -182,20 +204,34 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
         raise ScenarioError(f"arm.model = {src!r}: the arm has no movable joint")
     if src in ("iiwa", "dh"):
         names = [f"joint{i + 1}" for i in range(n)]
-    lower = per_joint(a["lower_deg"], n, lower, "lower_deg")
-    upper = per_joint(a["upper_deg"], n, upper, "upper_deg")
+    prismatic = np.array(
+        [
+            JointType(int(t)) == JointType.PRISMATIC
+            for t in model.joint_type[1:]
+            if JointType(int(t)) in (JointType.REVOLUTE, JointType.PRISMATIC)
+        ],
+        dtype=bool,
+    )
     if a["lower_deg"]:
-        lower = np.radians(lower)
+        lower = joint_values(a["lower_deg"], prismatic, "lower_deg")
     if a["upper_deg"]:
-        upper = np.radians(upper)
+        upper = joint_values(a["upper_deg"], prismatic, "upper_deg")
     if np.any(lower >= upper):
         i = int(np.argmax(lower >= upper))
         raise ScenarioError(f"arm: joint {i + 1}'s lower limit is not below its upper limit")
     torque = per_joint(a["torque_limit"], n, torque, "torque_limit")
     rate = per_joint(a["rate_limit"], n, rate, "rate_limit")
     model = with_payload(model, a, ee)
-    info = ArmInfo(names, lower, upper, torque, rate, ee, src, sha)
+    info = ArmInfo(names, lower, upper, torque, rate, ee, src, sha, prismatic)
     return model, info
+
+
+def joint_values(values, prismatic, key):
+    """The joint values of ``arm.<key>`` (``lower_deg``, ``upper_deg``,
+    ``initial_joints_deg``: n values or one for all) in SI: degrees to radians for a
+    revolute joint, metres kept for a prismatic one (``prismatic``: (n,) bool)."""
+    v = per_joint(values, len(prismatic), None, key)
+    return np.where(prismatic, v, np.radians(v))
 
 
 def with_payload(model: Model, a, ee: str) -> Model:
@@ -217,7 +253,13 @@ def with_payload(model: Model, a, ee: str) -> Model:
         if placement is not None
         else Joint(JointType.FIXED, name="payload")
     )
-    return model.with_bodies([Body("payload", body, joint, m, np.asarray(a["payload_com"]), J)])
+    payload = Body("payload", body, joint, m, np.asarray(a["payload_com"]), J)
+    try:
+        return model.with_bodies([payload])
+    except ValueError as exc:
+        inertia = "arm.payload_inertia" if a["payload_inertia"] else "arm.payload_mass"
+        keys = {"mass": "arm.payload_mass", "com": "arm.payload_com", "inertia": inertia}
+        raise _body_error(exc, keys) from None
 
 
 def true_arm(cfg, arm_model: Model, info: ArmInfo) -> Model:
@@ -263,9 +305,12 @@ def true_arm(cfg, arm_model: Model, info: ArmInfo) -> Model:
         raise ScenarioError(f"[plant]: {exc}") from None
 
 
-def initial_joints(model, target, seed, info: ArmInfo, n_tries=24):
+def initial_joints(model, target, seed, info: ArmInfo, n_tries=24, where=""):
     """The IK solution of ``target`` with the largest joint-limit margin, from ``seed`` and
-    a fixed set of pseudo-random seeds (deterministic, independent of the scenario's seed)."""
+    a fixed set of pseudo-random seeds (deterministic, independent of the scenario's seed).
+
+    Raises ScenarioError when no seed reaches ``target``, naming ``where`` (the keys that
+    set the start pose, :func:`start_pose_keys`) and the pose's position."""
     L = info.limits
     lo = np.where(np.isfinite(L[:, 0]), L[:, 0], -np.pi)
     hi = np.where(np.isfinite(L[:, 1]), L[:, 1], np.pi)
@@ -280,8 +325,25 @@ def initial_joints(model, target, seed, info: ArmInfo, n_tries=24):
         if margin > best_margin:
             best, best_margin = r.joints, margin
     if best is None:
-        raise ValueError(
-            "the trajectory's start pose is not reachable by the arm "
-            "(check trajectory.center/orientation, [[waypoint]] and arm.mount_*)"
+        xyz = ", ".join(f"{x:.4g}" for x in translation_from_dq(target))
+        keys = where or "trajectory.center, orientation_rpy_deg, [[waypoint]]"
+        raise ScenarioError(
+            f"{keys}: the trajectory's start pose (position [{xyz}] m, base frame) is not "
+            "reachable by the arm within its joint limits (check it, arm.mount_xyz, "
+            "arm.mount_rpy_deg and arm.lower_deg / upper_deg)"
         )
     return best
+
+
+def start_pose_keys(cfg) -> str:
+    """The keys that set the start pose of the end-effector's trajectory, with their values
+    (what an unreachable start pose's message names)."""
+    tr = cfg["trajectory"]
+    if tr["type"] == "waypoints" and cfg["waypoint"]:
+        w = cfg["waypoint"][0]
+        return f"waypoint[0] (xyz = {list(w['xyz'])}, rpy_deg = {list(w['rpy_deg'])})"
+    if tr["type"] == "initial":
+        return f"arm.initial_joints_deg = {list(cfg['arm']['initial_joints_deg'])}"
+    where = f"trajectory.center = {list(tr['center'])}"
+    where += f", orientation_rpy_deg = {list(tr['orientation_rpy_deg'])}"
+    return where + (f", r = {tr['r']}" if tr["type"] == "lemniscate" else "")

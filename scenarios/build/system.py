@@ -40,7 +40,7 @@ from ...control import ConstantPose
 from ...multibody import Body, Model, frame_pose
 from ..spec.config import ScenarioError
 from . import controllers, devices
-from .arm import ArmInfo, arm, base_body, initial_joints, per_joint, true_arm
+from .arm import ArmInfo, arm, base_body, initial_joints, joint_values, start_pose_keys, true_arm
 
 __all__ = ["System", "build_system"]
 
@@ -82,12 +82,17 @@ def build_system(cfg) -> System:
     arm_model, info = arm(cfg, base)
     cluster, wheels = devices.cluster(cfg), devices.wheel_array(cfg)
     cm, wm, plant = devices.attach_devices(true_arm(cfg, arm_model, info), cluster, wheels)
+    # a disabled section's per-unit values are not read (an included file may give them)
     K = cluster.K if cluster is not None else 0
-    gam0 = devices.per_unit(cfg["vscmg"]["initial_gimbal_deg"], K, "vscmg.initial_gimbal_deg", 1.0)
-    gam0 = np.radians(gam0)
+    gam0 = np.zeros(0)
+    if cluster is not None:
+        gam0 = devices.per_unit(cfg["vscmg"]["initial_gimbal_deg"], K, "vscmg.initial_gimbal_deg")
+        gam0 = np.radians(gam0)
     W = wheels.n if wheels is not None else 0
-    w_speed0 = devices.per_unit(cfg["wheels"]["initial_speed_rpm"], W, "wheels.initial_speed_rpm")
-    w_speed0 = w_speed0 * RPM
+    w_speed0 = np.zeros(0)
+    if wheels is not None:
+        speeds = cfg["wheels"]["initial_speed_rpm"]
+        w_speed0 = devices.per_unit(speeds, W, "wheels.initial_speed_rpm") * RPM
 
     controller_model = arm_model
     steering = None
@@ -141,18 +146,18 @@ def build_system(cfg) -> System:
                 error_feedback=tc["error_feedback"],
             )
 
-    seed = per_joint(
-        cfg["arm"]["initial_joints_deg"], info.n, np.zeros(info.n), "initial_joints_deg"
-    )
-    if cfg["arm"]["initial_joints_deg"]:
-        seed = np.radians(seed)
+    seed = np.zeros(info.n)
+    if cfg["arm"]["initial_joints_deg"]:  # deg for a revolute joint, m for a prismatic one
+        seed = joint_values(cfg["arm"]["initial_joints_deg"], info.prismatic, "initial_joints_deg")
     if cfg["trajectory"]["type"] == "initial":
         qa = controller_model.neutral_configuration()
         qa[8 : 8 + info.n] = seed
         trajectory = ConstantPose(frame_pose(controller_model, qa, info.ee_frame))
     else:
         trajectory = controllers.trajectory(cfg)
-    joints0 = initial_joints(controller_model, trajectory(0.0).pose, seed, info)
+    joints0 = initial_joints(
+        controller_model, trajectory(0.0).pose, seed, info, where=start_pose_keys(cfg)
+    )
     base_ctrl = controllers.base_controller(cfg, controller_model)
     arm_ctrl = controllers.arm_controller(cfg, controller_model, info, joints0)
 

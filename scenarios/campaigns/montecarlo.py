@@ -384,7 +384,8 @@ def claim_campaign_dir(out, seed: int, table: Mapping) -> None:
     same).  A directory of runs from before this file existed is checked against its
     ``montecarlo.json``."""
     out = Path(out)
-    mine = json.loads(json.dumps({"seed": int(seed), "dispersions": dict(table)}))
+    mine = {"seed": int(seed), "dispersions": dict(table)}
+    mine = json.loads(json.dumps(json_safe(mine), allow_nan=False))  # as strict JSON has it
     for name in (CAMPAIGN_FILE, "montecarlo.json"):
         path = out / name
         if not path.is_file():
@@ -406,7 +407,9 @@ def claim_campaign_dir(out, seed: int, table: Mapping) -> None:
         break
     out.mkdir(parents=True, exist_ok=True)
     if not (out / CAMPAIGN_FILE).is_file():
-        atomic_write_bytes(out / CAMPAIGN_FILE, json.dumps(mine, indent=2).encode())
+        atomic_write_bytes(
+            out / CAMPAIGN_FILE, json.dumps(mine, indent=2, allow_nan=False).encode()
+        )
 
 
 def montecarlo(

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..spec.scenario import Scenario
 from ..spec.variants import scenario_with
-from ..store.storage import atomic_write_bytes, json_default
+from ..store.storage import atomic_write_bytes, json_default, json_safe
 from .tuning_goals import ConstraintResult, Objective
 from .tuning_space import TunedParam
 
@@ -322,7 +322,8 @@ def write_outputs(
         "notes": list(result.notes),
         "candidates": [c.as_dict() for c in result.candidates],
     }
-    text = json.dumps(doc, indent=1, default=json_default, allow_nan=True)
+    # strict JSON: a value not measured (NaN) is null
+    text = json.dumps(json_safe(doc), indent=1, default=json_default, allow_nan=False)
     files[SUMMARY_FILE] = atomic_write_bytes(out / SUMMARY_FILE, text.encode())
     if final and result.closest is not None:
         feasible = result.best is not None

@@ -9,6 +9,7 @@ whole numbers of integrator steps, faults a run can apply.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from .config import (
     validate,
 )
 from .dispersions import Dispersions
+from .physical import check_device_axes, plausibility_warnings
 from .schema import SCHEMA
 
 __all__ = [
@@ -46,6 +48,8 @@ MAX_SAMPLES = 10**6
 #: thrusters of the paper's layout (``faults[i].thruster`` indexes the thruster set)
 N_THRUSTERS = 12
 _PLOT_FORMATS = ("png", "pdf")
+#: load-time warnings (implausible masses and inertias, normalised axes)
+log = logging.getLogger("dqspace.scenario")
 
 
 @dataclass(frozen=True)
@@ -81,12 +85,30 @@ class Scenario:
         return text
 
 
+#: the file that a folder given where a scenario is expected stands for (``dqspace new``
+#: writes ``NAME/scenario.toml``)
+FOLDER_SCENARIO = "scenario.toml"
+
+
 def _scenario_path(name_or_path):
+    """The file of a scenario, the one resolver of every command: a file as given (a
+    ``.toml`` path always); a folder holding :data:`FOLDER_SCENARIO`, that file; else the
+    embedded scenario of that name.
+    What the user typed wins: a file or a folder (with its ``scenario.toml``) of the name
+    is read rather than an embedded scenario of the same name."""
     p = Path(name_or_path)
     if p.suffix == ".toml" and not p.exists():
         raise ScenarioError(
             f"{printable(p)}: no such scenario file{did_you_mean(p.stem, embedded_scenarios())}"
         )
+    if p.suffix != ".toml" and p.is_dir():  # a .toml path is a file (a folder: unreadable)
+        if (p / FOLDER_SCENARIO).is_file():
+            return p / FOLDER_SCENARIO
+        if str(name_or_path) not in embedded_scenarios():
+            raise ScenarioError(
+                f"{printable(p)}: a folder without {FOLDER_SCENARIO} (give a scenario file, "
+                f"or a folder `dqspace new` wrote)"
+            )
     return p if p.suffix == ".toml" or p.is_file() else embedded_path(str(name_or_path))
 
 
@@ -117,6 +139,9 @@ def load_scenario(name_or_path: str | os.PathLike, overrides: Sequence[str] = ()
     cfg = validate(doc, SCHEMA, source)
     _resolve_files(cfg, Path.cwd())  # paths given with --set: relative to the current folder
     cross_checks(cfg, source)
+    if cfg["scenario"]["kind"] == "closed_loop":  # an open-loop run has no system of its own
+        for note in plausibility_warnings(cfg, source):
+            log.warning("%s", note)
     try:
         Dispersions.from_table(table, cfg)
     except ValueError as exc:
@@ -299,6 +324,12 @@ def _check_actuators(cfg, source):
     wc = cfg["wheels"]
     if wc["enabled"] and wc["layout"] == "table" and not cfg["wheel"]:
         raise ScenarioError(f"{source}: wheels.layout = 'table' needs [[wheel]] rows")
+    W = {"pyramid": 4, "orthogonal": 3}.get(wc["layout"], len(cfg["wheel"]))
+    if wc["enabled"] and len(wc["initial_speed_rpm"]) not in (0, 1, W):
+        raise ScenarioError(
+            f"{source}: wheels.initial_speed_rpm has {len(wc['initial_speed_rpm'])} values: "
+            f"give {W} values (one per wheel) or one for all"
+        )
     if wc["enabled"] and wc["desaturation_stop"] >= wc["desaturation_start"]:
         raise ScenarioError(
             f"{source}: wheels.desaturation_stop = {wc['desaturation_stop']} must be below "
@@ -383,11 +414,15 @@ def cross_checks(cfg: dict, source: str) -> None:
     ------
     ScenarioError naming ``source`` and the keys: timing that is not a whole number of
     ticks or steps, actuator settings that contradict each other, tables given but
-    unused, faults a run cannot apply, unknown plot formats.
+    unused, device axes far from unit length or orthogonality
+    (:func:`~dqspace.scenarios.spec.physical.check_device_axes`, which normalises the
+    nearly-unit ones in ``cfg`` with a warning), faults a run cannot apply, unknown plot
+    formats.
     """
     if cfg["scenario"]["kind"] == "closed_loop":
         _check_closed_loop_timing(cfg, source)
         _check_actuators(cfg, source)
+        check_device_axes(cfg, source)  # nearly-unit VSCMG axes normalised, with a warning
     else:
         _check_open_loop_timing(cfg, source)
         if cfg["orbit"]["enabled"]:

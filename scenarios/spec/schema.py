@@ -29,6 +29,13 @@ SCHEMA = {
             ),
             "duration": F("float", 20.0, "s", **_POS),
             "seed": F("int", 0, min=0, doc="root seed of every random draw (noise)"),
+            "plausibility_warnings": F(
+                "bool",
+                True,
+                doc="closed loop: warn at load about masses and inertias implausible for "
+                "the sizes they imply (a density outside 1 to 20000 kg/m^3, a base's radius "
+                "of gyration outside 0.1 to 10 times its cube's); false: no such warnings",
+            ),
         }
     ),
     "integrator": Section(
@@ -93,15 +100,25 @@ SCHEMA = {
             "initial_joints_deg": F(
                 "vec",
                 [],
-                "deg",
+                "deg or m",
                 empty=True,
-                doc="closed loop: IK seed for the initial configuration (empty: zeros)",
+                doc="closed loop: IK seed for the initial configuration, one per joint: deg "
+                "for a revolute joint, m for a prismatic one (empty: zeros)",
             ),
             "lower_deg": F(
-                "vec", [], "deg", empty=True, doc="joint lower limits (empty: from the model)"
+                "vec",
+                [],
+                "deg or m",
+                empty=True,
+                doc="joint lower limits, one per joint or one for all: deg for a revolute "
+                "joint, m for a prismatic one (empty: from the model)",
             ),
             "upper_deg": F(
-                "vec", [], "deg", empty=True, doc="joint upper limits (empty: from the model)"
+                "vec",
+                [],
+                "deg or m",
+                empty=True,
+                doc="joint upper limits, as lower_deg (empty: from the model)",
             ),
             "torque_limit": F(
                 "vec",
@@ -149,8 +166,8 @@ SCHEMA = {
             "mass": F("float", unit="kg", **_POS),
             "com": F("vec", [0.0, 0.0, 0.0], "m", length=3, doc="in the link's DH frame"),
             "inertia": F("vec", unit="kg m^2", length=6, doc="Ixx..Iyz about the CoM"),
-            "lower_deg": F("float", -170.0, "deg", doc="deg, or m for a prismatic joint"),
-            "upper_deg": F("float", 170.0, "deg"),
+            "lower_deg": F("float", -170.0, "deg or m", doc="deg, or m for a prismatic joint"),
+            "upper_deg": F("float", 170.0, "deg or m", doc="deg, or m for a prismatic joint"),
         },
         many=True,
         doc="arm.model = 'dh': one row per joint, base to tip",

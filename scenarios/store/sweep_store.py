@@ -35,7 +35,7 @@ from .received import (
     read_json,
 )
 from .results import package_version
-from .storage import OutputDir, atomic_write_bytes, json_default, now
+from .storage import OutputDir, atomic_write_bytes, json_default, json_safe, now
 
 if TYPE_CHECKING:
     import pandas
@@ -89,8 +89,8 @@ _RECORD = Obj(
         "format": str,
         "id": str,
         "overrides": dict,
-        "metrics": MapOf(NUMBER),
-        "run_time": NUMBER,
+        "metrics": MapOf(Maybe(NUMBER)),  # null: not measured (earlier versions: NaN)
+        "run_time": Maybe(NUMBER),
         "error": Maybe(str),
     },
     {"run_error": Maybe(bool), "traceback": Maybe(str), "created": Maybe(str)},
@@ -110,11 +110,21 @@ def _read_json(path, what, spec):
     return doc
 
 
+def _strict_json(doc, indent=2) -> str:
+    """``doc`` as strict JSON text (a non-finite number is ``null``: :func:`json_safe`; no
+    ``NaN`` or ``Infinity``, which strict parsers refuse)."""
+    return json.dumps(json_safe(doc), indent=indent, default=json_default, allow_nan=False)
+
+
 def _read_record(path):
-    """A variant's stored ``metrics.json``, checked; ResultError if damaged."""
+    """A variant's stored ``metrics.json``, checked; ResultError if damaged.  A metric or
+    run time stored as ``null`` (not measured) is read as NaN."""
     rec = _read_json(path, "variant record", _RECORD)
     if rec["id"] != path.parent.name:
         raise ResultError(path, f"holds variant {short(rec['id'], 60)!r}, not {path.parent.name!r}")
+    nan = float("nan")
+    rec["metrics"] = {k: nan if v is None else v for k, v in rec["metrics"].items()}
+    rec["run_time"] = nan if rec["run_time"] is None else rec["run_time"]
     return rec
 
 
@@ -180,11 +190,11 @@ class SweepStore:
 
     def _check_base(self, scenario):
         base = _base_doc(scenario)
-        req = json.loads(json.dumps(scenario.config.get("requirements"), default=json_default))
+        req = json.loads(_strict_json(scenario.config.get("requirements")))
         mpath = self.out / "sweep.json"
         if mpath.exists():
             old = _read_json(mpath, "sweep manifest", _MANIFEST)
-            if old.get("base") != json.loads(json.dumps(base, default=json_default)):
+            if old.get("base") != json.loads(_strict_json(base)):
                 diff = _diff_keys(
                     old.get("base") if isinstance(old.get("base"), dict) else {}, base
                 )
@@ -204,7 +214,7 @@ class SweepStore:
                 "base": base,
                 "requirements": req,
             }
-        atomic_write_bytes(mpath, json.dumps(doc, indent=2, default=json_default).encode())
+        atomic_write_bytes(mpath, _strict_json(doc).encode())
 
     def close(self):
         """Release the sweep directory."""
@@ -260,8 +270,7 @@ class SweepStore:
             atomic_write_bytes(d / SERIES_FILE, buf.getvalue())
         if rec.get("result") is not None:
             rec["result"].save(d / "result")
-        text = json.dumps(doc, indent=2, default=json_default, allow_nan=True)
-        atomic_write_bytes(d / "metrics.json", text.encode())
+        atomic_write_bytes(d / "metrics.json", _strict_json(doc).encode())
 
 
 def read_variant_records(out: str | os.PathLike, ids=None) -> tuple[list, list]:

@@ -205,7 +205,8 @@ def test_a_failing_variant_is_recorded_and_the_others_complete(client, tmp_path)
     out = tmp_path / "sw"
     df = sweep(_base(), samples=samples, out=out, scheduler=client, progress=False)
     assert df["error"].isna().tolist() == [True, False, True]
-    assert df.loc[1, "error"].startswith("ValueError: ") and "not reachable" in df.loc[1, "error"]
+    err = df.loc[1, "error"]  # an unreachable start pose: bad input, naming its file and key
+    assert err.startswith("ScenarioError: ") and "not reachable" in err
     assert df.loc[1, list(METRICS)].isna().all()
     assert df.loc[[0, 2], list(METRICS)].notna().all().all()
     assert df.attrs["sweep"]["n_failed"] == 1
