@@ -17,13 +17,17 @@ import textwrap
 
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from dqspace.multibody import momentum, simulate_compiled
-from dqspace.scenarios import load_scenario
+from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.build.system import build_system
+from dqspace.scenarios.figures import plots as P
 from dqspace.scenarios.sim import boundary as _inputs
 from dqspace.scenarios.sim.plant import Plant
 from dqspace.scenarios.spec.config import ScenarioError
+from dqspace.scenarios.store.results import Results
+from support.books import momentum_closes
 
 RPM = math.pi / 30.0  # [rad/s] per rpm, written out: the reference does not use the code's
 W0_RPM = 3000.0  # the VSCMG wheels' nominal speed (vscmg.wheel_speed_rpm)
@@ -218,3 +222,133 @@ def test_a_free_wheel_spins_down_linearly_under_coulomb_friction(tmp_path):
     np.testing.assert_allclose(om[:, 0], 3000 * RPM - 0.004 / 0.02 * t, rtol=1e-9)
     np.testing.assert_allclose(om[:, 2], 2000 * RPM - 0.004 / 0.03 * t, rtol=1e-9)
     assert np.abs(h - h[0]).max() <= 1e-12 * np.linalg.norm(h[0])
+
+
+# ------------------------------------------------------------------ in the loop, and figures
+
+#: ur5-waypoints' pyramid as a table: each wheel its own limits, two with friction; two
+#: thrusters of 8 N among the 5 N ones
+TABLE = [
+    "scenario.duration=2.5",
+    "wheels.layout=table",
+    "wheel=["
+    + ", ".join(
+        f"{{axis = [{ax}], position = [{pos}], spin_inertia = 0.05, max_torque = {tq}, "
+        f"max_speed_rpm = {sp}{extra}}}"
+        for ax, pos, tq, sp, extra in (
+            ("0.8165, 0.0, 0.5774", "0.25, 0.0, 0.0", 0.4, 3000.0, ", friction = 0.002"),
+            ("0.0, 0.8165, 0.5774", "0.0, 0.25, 0.0", 0.5, 4000.0, ""),
+            ("-0.8165, 0.0, 0.5774", "-0.25, 0.0, 0.0", 0.6, 5000.0, ", coulomb = 0.001"),
+            ("0.0, -0.8165, 0.5774", "0.0, -0.25, 0.0", 0.7, 6000.0, ""),
+        )
+    )
+    + "]",
+    "thruster[0].max_thrust=8",
+    "thruster[1].max_thrust=8",
+]
+SPEED_LIMITS, TORQUE_LIMITS = [3000.0, 4000.0, 5000.0, 6000.0], [0.4, 0.5, 0.6, 0.7]
+
+
+@pytest.fixture(scope="module")
+def table_run():
+    sc = load_scenario("ur5-waypoints", TABLE)
+    return sc, run(sc, progress=False)
+
+
+def _drawn(fig):
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return fig, canvas.get_renderer()
+
+
+def _levels(ax, gid="limit"):
+    """The y of every horizontal line ``gid`` of ``ax`` with its colour."""
+    out = []
+    for ln in ax.get_lines():
+        y = np.asarray(ln.get_ydata(), float)
+        if ln.get_gid() == gid and np.all(y == y[0]):
+            out.append((float(y[0]), ln.get_color()))
+    return out
+
+
+def _plain(text):
+    return text.replace("\u00a0", " ")
+
+
+def _inside(fig, renderer, text):
+    """The text's bounding box lies within the figure's."""
+    box, page = text.get_window_extent(renderer), fig.bbox
+    return (
+        box.x0 >= page.x0 - 0.5
+        and box.x1 <= page.x1 + 0.5
+        and box.y0 >= page.y0 - 0.5
+        and box.y1 <= page.y1 + 0.5
+    )
+
+
+def test_in_the_loop_wheel_friction_keeps_the_momentum_books_closed(table_run):
+    sc, res = table_run
+    sy = build_system(sc.config)
+    assert [w.friction for w in sy.wheel_model.array.wheels] == [0.002, 0.0, 0.0, 0.0]
+    assert [w.coulomb for w in sy.wheel_model.array.wheels] == [0.0, 0.0, 0.001, 0.0]
+    assert np.abs(res["rw_speed"]).max() > 1.0  # the wheels turned: friction acted
+    momentum_closes(res, sy.plant, rtol=2e-3)
+
+
+def test_the_wheels_figure_draws_each_wheel_s_own_limits_from_the_table(table_run):
+    _, res = table_run
+    fig, renderer = _drawn(P.plot_wheels(res))
+    ax = fig.axes
+    title = _plain(fig.get_suptitle())
+    # one value per key only when the wheels agree; here each has its own
+    assert "max_speed_rpm 3000–6000 rpm (per wheel)" in title
+    assert "max_torque 0.4–0.7 N m (per wheel)" in title
+    assert "max_speed_rpm 6000 rpm" not in title and "max_torque 1 N m" not in title
+    speed = _levels(ax[1])
+    assert sorted(y for y, _ in speed) == pytest.approx(SPEED_LIMITS, rel=1e-12)
+    # each wheel's limit in that wheel's colour
+    colors = {ln.get_label(): ln.get_color() for ln in ax[0].get_lines()}
+    for i, lim in enumerate(SPEED_LIMITS):
+        (drawn,) = [c for y, c in speed if y == pytest.approx(lim, rel=1e-12)]
+        assert drawn == colors[f"wheel {i + 1}"]
+    torque = _levels(ax[2])
+    peak = float(np.abs(res["rw_torque_cmd"]).max())
+    on_scale = [x for x in TORQUE_LIMITS if peak >= x / 3.0]
+    assert on_scale  # the run pushes hard enough to put some in view
+    expected = sorted([*on_scale, *(-x for x in on_scale)])
+    assert sorted(y for y, _ in torque) == pytest.approx(expected, rel=1e-12)
+    off = [x for x in TORQUE_LIMITS if x not in on_scale]
+    if off:
+        assert "off scale" in ax[2].get_title(loc="left")
+    assert _inside(fig, renderer, fig._suptitle)
+
+
+def test_the_thrusters_title_gives_the_range_of_thrust_of_the_table(table_run):
+    _, res = table_run
+    fig, renderer = _drawn(P.plot_thrusters(res))
+    title = _plain(fig.get_suptitle())
+    assert "max_thrust 5–8 N (per thruster)" in title
+    assert "min_impulse_bit 0.005 N s," in title  # one value: every thruster has it
+    assert _inside(fig, renderer, fig._suptitle)
+
+
+@pytest.fixture(scope="module")
+def units_run(tmp_path_factory):
+    text = "[scenario]\nname = 'units'\nduration = 0.2\n" + UNITS
+    return run(_scenario(tmp_path_factory.mktemp("units"), text), progress=False)
+
+
+@pytest.mark.parametrize("name", ["units", "W" * 100, "my-servicer-" * 8 + "mk2"])
+def test_the_vscmg_figure_s_title_fits_the_figure(units_run, name):
+    sc = units_run.manifest["scenario"]
+    named = dict(sc, scenario=dict(sc["scenario"], name=name))  # the longest names allowed
+    res = Results(units_run.data, units_run.info, dict(units_run.manifest, scenario=named))
+    fig, renderer = _drawn(P.plot_vscmg(res))
+    assert fig.get_suptitle().startswith(name[:20])
+    title = _plain(fig.get_suptitle())
+    assert "gimbal_torque_max 0.02–10 N m (per unit)" in title
+    assert "wheel_speed_max_rpm 3030–6000 rpm (per unit)" in title
+    assert "gimbal_rate_max 0.3–3 rad/s (per unit)" in title
+    assert _inside(fig, renderer, fig._suptitle)
+    for ax in fig.axes:
+        assert _inside(fig, renderer, ax.title) and _inside(fig, renderer, ax._left_title)
