@@ -134,7 +134,8 @@ _VSCMG_MOTORS = ("gimbal_torque_max", "gimbal_rate_max", "wheel_torque_max", "wh
 def plot_vscmg(res):
     """Gimbal rates [deg/s], their largest magnitude against the gimbal-rate limit
     (``vscmg.gimbal_rate_limit``, log axis, metric ``peak_gimbal_rate``), and wheel speeds
-    [rpm] around their nominal speed."""
+    [rpm] around their nominal speed.  The title states the steering's limits and the
+    motors' limits in the plant (their range "(per unit)" when the units have their own)."""
     t = res.t
     v = scenario_section(res, "vscmg")
     motors = _system(res).get("vscmg_limits") or {}
@@ -255,17 +256,18 @@ def _speed_limits(ax, t, speed, limits, w, peak, su):
         style = component_style(i)
         line = magnitude(ax, t, mag[:, i], label=f"|wheel {i + 1}|", style=style)
         shown = np.fmax(shown, line)
-        limit_style = {**LIMIT_STYLE, "color": style["color"]}
-        ax.axhline(
-            limits[i],
-            **limit_style,
-            gid="limit",
-            label=f"wheel {i + 1} limit {format_number(limits[i])} {su}",
-        )
+        if np.isfinite(limits[i]):
+            ax.axhline(
+                limits[i],
+                **{**LIMIT_STYLE, "color": style["color"]},
+                gid="limit",
+                label=f"wheel {i + 1} limit {format_number(limits[i])} {su}",
+            )
     if peak is not None:
         metric_mark(ax, t, shown, peak, f"peak_rw_speed = {format_number(peak)} {su}")
     log_view(ax, shown, [*limits, peak])
-    share = mag.max(axis=0) / limits if mag.size else np.zeros(len(limits))
+    peaks = mag.max(axis=0) if len(mag) else np.zeros(len(limits))
+    share = np.where(np.isfinite(limits), peaks / limits, -np.inf)
     k = int(np.argmax(share))
     text = (
         f"each wheel against its own limit; nearest: wheel {k + 1} at "
@@ -293,7 +295,7 @@ def _torque_limits(ax, torque, limits):
     if not known.any():
         return
     one = np.all(limits == limits[0])
-    drawn, off = [], []
+    off = []
     for i in np.flatnonzero(known)[:1] if one else np.flatnonzero(known):
         lim = float(limits[i])
         if tpeak < lim / 3.0:
@@ -308,7 +310,6 @@ def _torque_limits(ax, torque, limits):
                 gid="limit",
                 label=f"{name} ±{format_number(lim)} N m" if sign > 0 else "_l",
             )
-        drawn.append(lim)
     if off:
         lo, hi = min(off), max(off)
         span = format_number(lo) if lo == hi else f"{format_number(lo)}–{format_number(hi)}"
