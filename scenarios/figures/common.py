@@ -139,7 +139,7 @@ def scenario_section(res, name) -> dict:
     return sec if isinstance(sec, dict) else {}
 
 
-#: a space a title is not wrapped at (between a value and its unit)
+#: a space a title is not wrapped at (inside a setting: its key, value and unit)
 _NBSP = "\u00a0"
 
 
@@ -179,9 +179,9 @@ def settings_text(res, section, keys, prefix=None, per_unit=None, per="per unit"
             continue
         unit = getattr(fields.get(k), "unit", "") or ""
         unit = "" if isinstance(sec[k], bool) or unit == "-" else unit
-        # a value keeps its unit on its line when a title is wrapped (no-break spaces)
+        # a setting stays on one line when a title is wrapped (no-break spaces)
         unit = unit.replace(" ", _NBSP)
-        text = f"{k} {shown.get(k, value_text(sec[k]))}" + (f"{_NBSP}{unit}" if unit else "")
+        text = f"{k}{_NBSP}{shown.get(k, value_text(sec[k]))}" + (f"{_NBSP}{unit}" if unit else "")
         parts.append(text + (f"{_NBSP}({per})" if k in shown else ""))
     return f"{prefix or section}: " + ", ".join(parts) if parts else ""
 
