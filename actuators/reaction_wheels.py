@@ -69,6 +69,7 @@ class ReactionWheel:
     max_speed : speed limit relative to the base [rad/s]
     friction : viscous friction [N m s/rad] (the plant subtracts ``friction * speed``)
     name : label
+    coulomb : Coulomb friction [N m] (the plant subtracts ``coulomb * sign(speed)``)
     """
 
     axis: NDArray[np.float64]
@@ -80,6 +81,7 @@ class ReactionWheel:
     max_speed: float = MAX_SPEED
     friction: float = 0.0
     name: str = ""
+    coulomb: float = 0.0
 
     def __post_init__(self) -> None:
         who = f"wheel {self.name!r}" if self.name else "wheel"
@@ -96,9 +98,11 @@ class ReactionWheel:
                 f"{who}: spin_inertia {Is} > 2 x transverse_inertia {It}: no rigid rotor has "
                 f"such moments"
             )
-        fr = float(self.friction)
+        fr, cf = float(self.friction), float(self.coulomb)
         if not (math.isfinite(fr) and fr >= 0):
             raise ValueError(f"{who}: friction must be >= 0 and finite, got {fr}")
+        if not (math.isfinite(cf) and cf >= 0):
+            raise ValueError(f"{who}: coulomb must be >= 0 and finite, got {cf}")
         object.__setattr__(self, "axis", axis)
         object.__setattr__(self, "position", p)
         object.__setattr__(self, "spin_inertia", Is)
@@ -111,6 +115,7 @@ class ReactionWheel:
             self, "max_speed", positive(self.max_speed, f"{who}: max_speed", "rad/s")
         )
         object.__setattr__(self, "friction", fr)
+        object.__setattr__(self, "coulomb", cf)
         for x in (self.axis, self.position):
             x.setflags(write=False)
 
@@ -157,10 +162,13 @@ def pyramid_wheels(
     mass: float = WHEEL_MASS,
     max_torque: float = MAX_TORQUE,
     max_speed: float = MAX_SPEED,
+    friction: float = 0.0,
+    coulomb: float = 0.0,
 ) -> WheelArray:
     """Four wheels in a pyramid: wheel i at ``radius`` along ``n_i`` (+x, +y, -x, -y), its
     axis ``sin(skew) n_i + cos(skew) z`` (the default skew gives equal authority on the
-    three axes)."""
+    three axes); every wheel with the viscous ``friction`` [N m s/rad] and the Coulomb
+    ``coulomb`` [N m] friction."""
     z = np.array([0.0, 0.0, 1.0])
     out = []
     for i, n in enumerate(np.array([[1.0, 0, 0], [0, 1.0, 0], [-1.0, 0, 0], [0, -1.0, 0]])):
@@ -173,7 +181,9 @@ def pyramid_wheels(
                 mass,
                 max_torque,
                 max_speed,
+                friction,
                 name=f"rw{i + 1}",
+                coulomb=coulomb,
             )
         )
     return WheelArray(out)
@@ -186,11 +196,23 @@ def orthogonal_wheels(
     mass: float = WHEEL_MASS,
     max_torque: float = MAX_TORQUE,
     max_speed: float = MAX_SPEED,
+    friction: float = 0.0,
+    coulomb: float = 0.0,
 ) -> WheelArray:
-    """Three wheels on the base axes x, y, z, each at ``radius`` along its axis."""
+    """Three wheels on the base axes x, y, z, each at ``radius`` along its axis (friction as
+    :func:`pyramid_wheels`)."""
     return WheelArray(
         ReactionWheel(
-            a, radius * a, spin_inertia, 0.0, mass, max_torque, max_speed, name=f"rw{i + 1}"
+            a,
+            radius * a,
+            spin_inertia,
+            0.0,
+            mass,
+            max_torque,
+            max_speed,
+            friction,
+            name=f"rw{i + 1}",
+            coulomb=coulomb,
         )
         for i, a in enumerate(np.eye(3))
     )
@@ -290,14 +312,14 @@ def motor_torque_limits(
     array: WheelArray, motor_torque: ArrayLike, wheel_speed: ArrayLike
 ) -> NDArray[np.float64]:
     """The torque the motors deliver (N,): clipped to their limits, zero where it would push
-    a wheel at its speed limit further out, less viscous friction (:func:`motor_limit_kernel`,
-    the rule the plant applies at every integration stage)."""
+    a wheel at its speed limit further out, less viscous and Coulomb friction
+    (:func:`motor_limit_kernel`, the rule the plant applies at every integration stage)."""
     u = finite_vector(motor_torque, "motor_torque", array.n)
     om = finite_vector(wheel_speed, "wheel_speed", array.n)
     out = np.empty(array.n)
     for i, w in enumerate(array.wheels):
         out[i], _ = motor_limit_kernel(
-            u[i], om[i], array.max_torque[i], array.max_speed[i], w.friction, 0.0
+            u[i], om[i], array.max_torque[i], array.max_speed[i], w.friction, w.coulomb
         )
     return out
 

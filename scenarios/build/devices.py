@@ -40,6 +40,7 @@ from ..spec.si import si_view
 __all__ = [
     "actuation_params",
     "cluster",
+    "vscmg_motor_limits",
     "wheel_array",
     "thrusters",
     "true_thruster_matrix",
@@ -108,6 +109,28 @@ def cluster(cfg) -> VSCMGCluster | None:
     return VSCMGCluster(units)
 
 
+#: the VSCMG motors' limits in the plant, as the SI view names them in [vscmg] and in a
+#: [[vscmg_unit]] row (:func:`vscmg_motor_limits`)
+_VSCMG_LIMITS = ("gimbal_torque_max", "gimbal_rate_max", "wheel_torque_max", "wheel_speed_max")
+
+
+def vscmg_motor_limits(cfg) -> dict[str, NDArray[np.float64]]:
+    """Each VSCMG unit's motor limits in the plant, SI (K,) arrays named as the SI view
+    names them (``gimbal_torque_max`` [N m], ``gimbal_rate_max`` [rad/s],
+    ``wheel_torque_max`` [N m], ``wheel_speed_max`` [rad/s]): a ``[[vscmg_unit]]`` row's own
+    value, or ``[vscmg]``'s where the row gives 0 (every unit of the pyramid has the
+    section's)."""
+    si = si_view(cfg)
+    rows = si.vscmg_unit if cfg["vscmg"]["layout"] == "table" else ()
+    K = len(rows) if rows else 4
+    out = {}
+    for name in _VSCMG_LIMITS:
+        default = float(getattr(si.vscmg, name))
+        own = [float(getattr(r, name)) for r in rows]
+        out[name] = np.array([x if x > 0.0 else default for x in own] or [default] * K)
+    return out
+
+
 def wheel_array(cfg):
     w = cfg["wheels"]
     if not w["enabled"]:
@@ -118,6 +141,8 @@ def wheel_array(cfg):
         mass=w["mass"],
         max_torque=w["max_torque"],
         max_speed=si.wheels.max_speed,
+        friction=w["friction"],
+        coulomb=w["coulomb"],
     )
     if w["layout"] == "pyramid":
         return rw.pyramid_wheels(**common)
@@ -142,6 +167,8 @@ def wheel_array(cfg):
                     mass=r["mass"],
                     max_torque=r["max_torque"],
                     max_speed=si.wheel[i].max_speed,
+                    friction=r["friction"] if r["friction"] >= 0 else w["friction"],
+                    coulomb=r["coulomb"] if r["coulomb"] >= 0 else w["coulomb"],
                     name=f"rw{i + 1}",
                 )
             )

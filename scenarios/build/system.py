@@ -200,6 +200,8 @@ def build_system(cfg) -> System:
         "wheel_max_speed_rpm": (
             (np.asarray(wheels.max_speed) / RPM).tolist() if wheels is not None else []
         ),
+        "wheel_max_torque": np.asarray(wheels.max_torque).tolist() if wheels is not None else [],
+        "vscmg_limits": _vscmg_limits_described(cfg) if cm is not None else {},
     }
     return System(
         cfg,
@@ -222,3 +224,12 @@ def build_system(cfg) -> System:
         description,
         devices.true_thruster_matrix(cfg, thrusters),
     )
+
+
+def _vscmg_limits_described(cfg) -> dict[str, list[float]]:
+    """Each VSCMG unit's motor limits as the manifest records them: the scenario's keys
+    and units (``wheel_speed_max_rpm`` in rpm, the others SI)."""
+    lim = devices.vscmg_motor_limits(cfg)
+    out = {k: v.tolist() for k, v in lim.items() if k != "wheel_speed_max"}
+    out["wheel_speed_max_rpm"] = (lim["wheel_speed_max"] / RPM).tolist()
+    return out

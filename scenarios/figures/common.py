@@ -139,6 +139,10 @@ def scenario_section(res, name) -> dict:
     return sec if isinstance(sec, dict) else {}
 
 
+#: a space a title is not wrapped at (inside a setting: its key, value and unit)
+_NBSP = "\u00a0"
+
+
 def value_text(v) -> str:
     """A setting's value as a title shows it: ``on``/``off``, 4 digits, a vector with equal
     components as one number."""
@@ -153,11 +157,21 @@ def value_text(v) -> str:
     return str(v)
 
 
-def settings_text(res, section, keys, prefix=None):
+def settings_text(res, section, keys, prefix=None, per_unit=None, per="per unit"):
     """``base: kp_trans 600 N/m, ...``: the values of ``keys`` of a scenario section with
     their schema units (a vector with equal components as one number); '' when none is
-    set."""
-    sec = scenario_section(res, section)
+    set.  ``per_unit``: ``{key: values}``, the value each unit of a device has (given, they
+    replace the section's): one number when they agree, else their range and ``per``
+    (``max_thrust 5–8 N (per thruster)``)."""
+    sec = dict(scenario_section(res, section))
+    shown = {}
+    for k, values in (per_unit or {}).items():
+        values = [float(x) for x in values]
+        if values:
+            lo, hi = format_number(min(values)), format_number(max(values))
+            sec[k] = min(values)
+            if lo != hi:
+                shown[k] = f"{lo}–{hi}"
     fields = SCHEMA[section].fields if section in SCHEMA else {}
     parts = []
     for k in keys:
@@ -165,7 +179,10 @@ def settings_text(res, section, keys, prefix=None):
             continue
         unit = getattr(fields.get(k), "unit", "") or ""
         unit = "" if isinstance(sec[k], bool) or unit == "-" else unit
-        parts.append(f"{k} {value_text(sec[k])}" + (f" {unit}" if unit else ""))
+        # a setting stays on one line when a title is wrapped (no-break spaces)
+        unit = unit.replace(" ", _NBSP)
+        text = f"{k}{_NBSP}{shown.get(k, value_text(sec[k]))}" + (f"{_NBSP}{unit}" if unit else "")
+        parts.append(text + (f"{_NBSP}({per})" if k in shown else ""))
     return f"{prefix or section}: " + ", ".join(parts) if parts else ""
 
 

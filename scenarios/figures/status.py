@@ -140,22 +140,44 @@ def _text_width(text, prop) -> float:
 def wrap_lines(text, width, *, fontsize="medium", bold=False) -> str:
     """``text`` with every line wrapped at spaces (not at no-break spaces) so that each
     fits ``width`` [in] less a margin in the font of a figure's title; a word longer than
-    the width is left whole."""
+    the width (a long scenario name) is broken after a ``-``, ``_`` or ``.``, or else
+    between two characters (:func:`_split_word`)."""
     prop = FontProperties(size=fontsize, weight="bold" if bold else "normal")
     room = 72.0 * max(width - 2 * _TITLE_MARGIN, 1.0)
     out = []
     for line in text.split("\n"):
-        words = line.split(" ")
+        words = [p for w in line.split(" ") for p in _split_word(w, prop, room)]
         cur = words[0]
         for w in words[1:]:
-            trial = f"{cur} {w}"
-            if _text_width(trial, prop) <= room:
+            glue = "" if cur.endswith(_BROKEN) else " "
+            trial = f"{cur}{glue}{w}"
+            if _text_width(trial.replace(_BROKEN, ""), prop) <= room:
                 cur = trial
             else:
                 out.append(cur)
                 cur = w
         out.append(cur)
-    return "\n".join(out)
+    return "\n".join(out).replace(_BROKEN, "")
+
+
+#: marks the end of a piece of a word :func:`_split_word` broke (removed once wrapped)
+_BROKEN = "\x00"
+
+
+def _split_word(word, prop, room) -> list[str]:
+    """``word`` in pieces each of which fits ``room`` [pt] (the word itself when it fits):
+    broken after the last ``-``, ``_`` or ``.`` that fits, else after the last character
+    that fits; every piece but the last ends in :data:`_BROKEN` (joined without a space)."""
+    pieces = []
+    while _text_width(word, prop) > room and len(word) > 1:
+        n = 1
+        while n < len(word) and _text_width(word[: n + 1], prop) <= room:
+            n += 1
+        cut = max(word.rfind(c, 0, n) for c in "-_.") + 1
+        cut = cut if cut > 0 else n
+        pieces.append(word[:cut] + _BROKEN)
+        word = word[cut:]
+    return [*pieces, word]
 
 
 # ------------------------------------------------------------------ events and degradations

@@ -7,7 +7,8 @@ period; the thrusters' pulses as their valves deliver them (``thrusters.open_del
 ``close_delay``, ``min_on_time``; :class:`~dqspace.actuators.thrusters.Valves`, in dynamics
 steps), the true thruster directions and magnitudes (imperfections in), the VSCMG servo
 loops, the joint limiter (arm torque and rate limits; reaction-wheel motor torque, speed
-and friction; VSCMG gimbal and wheel motor torque, rate and friction from ``[vscmg]``) and,
+and friction; VSCMG gimbal and wheel motor torque, rate and friction from ``[vscmg]``, each
+unit's limits from its ``[[vscmg_unit]]`` row when it gives them) and,
 with ``[orbit] enabled``, the orbit terms on every body -- all inside the integration
 (:mod:`dqspace.scenarios.sim.boundary`).
 """
@@ -21,7 +22,7 @@ from ..._jit import KernelPointer, LazyKernel, compiled
 from ...actuators import Valves
 from ...multibody.kernels import sim as _sim
 from ...multibody.simulation import resolve_inputs
-from ..spec.si import si_view
+from ..build.devices import vscmg_motor_limits
 from . import boundary as _inputs
 from .loop import PlantBlock
 
@@ -51,8 +52,9 @@ class Plant:
     integration): the thrusters' valve timing (``thrusters.open_delay``, ``close_delay``,
     ``min_on_time``; :class:`~dqspace.actuators.thrusters.Valves`, in dynamics steps), the
     joint limiter (arm torque and rate limits; reaction-wheel motor torque, speed and
-    friction; VSCMG gimbal and wheel motor torque, rate and friction from ``[vscmg]``),
-    and, with ``[orbit] enabled``, the orbit terms on every body.
+    friction; VSCMG gimbal and wheel motor torque, rate and friction from ``[vscmg]``, each
+    unit's limits from its ``[[vscmg_unit]]`` row when it gives them), and, with
+    ``[orbit] enabled``, the orbit terms on every body.
     """
 
     def __init__(self, system):
@@ -85,27 +87,28 @@ class Plant:
         if wm is not None:
             arr = wm.array
             for i, j in enumerate(wm.index.wheel_v):
+                w = arr.wheels[i]
                 groups["rw"].append(
-                    limit(j, arr.max_torque[i], arr.max_speed[i], arr.wheels[i].friction)
+                    limit(j, arr.max_torque[i], arr.max_speed[i], w.friction, w.coulomb)
                 )
         if cm is not None:
-            vc = cfg["vscmg"]
-            for j in cm.index.gimbal_v:
+            vc, lim = cfg["vscmg"], vscmg_motor_limits(cfg)  # each unit's limits
+            for i, j in enumerate(cm.index.gimbal_v):
                 groups["gimbal"].append(
                     limit(
                         j,
-                        vc["gimbal_torque_max"],
-                        vc["gimbal_rate_max"],
+                        lim["gimbal_torque_max"][i],
+                        lim["gimbal_rate_max"][i],
                         vc["gimbal_friction"],
                         vc["gimbal_coulomb"],
                     )
                 )
-            for j in cm.index.wheel_v:
+            for i, j in enumerate(cm.index.wheel_v):
                 groups["vscmg_wheel"].append(
                     limit(
                         j,
-                        vc["wheel_torque_max"],
-                        si_view(cfg).vscmg.wheel_speed_max,
+                        lim["wheel_torque_max"][i],
+                        lim["wheel_speed_max"][i],
                         vc["wheel_friction"],
                         vc["wheel_coulomb"],
                     )

@@ -82,6 +82,22 @@ DEVICE_SECTIONS = {
             "wheel_inertia": F("vec", [0.02, 0.01], "kg m^2", length=2, doc="spin, transverse"),
             "gimbal_mass": F("float", 2.0, "kg", **_POS),
             "gimbal_inertia": F("vec", [0.01, 0.01, 0.01], "kg m^2", length=3, doc="about s, t, g"),
+            "gimbal_torque_max": F(
+                "float", 0.0, "N m", min=0.0, doc="plant: this unit's (0: vscmg.gimbal_torque_max)"
+            ),
+            "gimbal_rate_max": F(
+                "float", 0.0, "rad/s", min=0.0, doc="plant: this unit's (0: vscmg.gimbal_rate_max)"
+            ),
+            "wheel_torque_max": F(
+                "float", 0.0, "N m", min=0.0, doc="plant: this unit's (0: vscmg.wheel_torque_max)"
+            ),
+            "wheel_speed_max_rpm": F(
+                "float",
+                0.0,
+                "rpm",
+                min=0.0,
+                doc="plant: this unit's wheel speed limit (0: vscmg.wheel_speed_max_rpm)",
+            ),
         },
         many=True,
         doc="vscmg.layout = 'table': one row per unit",
@@ -99,6 +115,20 @@ DEVICE_SECTIONS = {
             "mass": F("float", 1.0, "kg", **_POS),
             "max_torque": F("float", 0.5, "N m", **_POS),
             "max_speed_rpm": F("float", 6000.0, "rpm", **_POS),
+            "friction": F(
+                "float",
+                0.0,
+                "N m s/rad",
+                min=0.0,
+                doc="plant: viscous friction on each wheel (the motor loses friction x speed)",
+            ),
+            "coulomb": F(
+                "float",
+                0.0,
+                "N m",
+                min=0.0,
+                doc="plant: Coulomb friction on each wheel (against the spin, while it turns)",
+            ),
             "initial_speed_rpm": F(
                 "vec", [], "rpm", empty=True, doc="one per wheel, or one for all (empty: 0)"
             ),
@@ -122,6 +152,10 @@ DEVICE_SECTIONS = {
             "mass": F("float", 1.0, "kg", **_POS),
             "max_torque": F("float", unit="N m", **_POS),
             "max_speed_rpm": F("float", unit="rpm", **_POS),
+            "friction": F(
+                "float", -1.0, "N m s/rad", doc="viscous, this wheel's (negative: wheels.friction)"
+            ),
+            "coulomb": F("float", -1.0, "N m", doc="this wheel's (negative: wheels.coulomb)"),
         },
         many=True,
         doc="wheels.layout = 'table': one row per wheel",

@@ -92,8 +92,20 @@ _MANIFEST = Obj(
         "system": Maybe(
             Obj(
                 optional={
-                    "thrusters": Maybe(ListOf(Obj(optional={"name": Maybe(str)}))),
+                    "thrusters": Maybe(
+                        ListOf(
+                            Obj(
+                                optional={
+                                    "name": Maybe(str),
+                                    "max_thrust": NUMBER,
+                                    "min_impulse_bit": NUMBER,
+                                }
+                            )
+                        )
+                    ),
                     "wheel_max_speed_rpm": Maybe(ListOf(NUMBER)),
+                    "wheel_max_torque": Maybe(ListOf(NUMBER)),
+                    "vscmg_limits": Maybe(MapOf(ListOf(NUMBER))),
                     **dict.fromkeys(
                         ("steering", "scene", "plant_model", "arm", "plant"), Maybe(dict)
                     ),

@@ -63,6 +63,9 @@ def test_wheel_defaults_agree():
     assert _default("wheels", "max_torque") == rw.MAX_TORQUE
     assert _default("wheels", "max_speed_rpm") * RPM == rw.MAX_SPEED
     assert _default("wheel", "transverse_inertia") == _kw(ReactionWheel, "transverse_inertia")
+    for key in ("friction", "coulomb"):  # none unless given
+        assert _default("wheels", key) == _kw(ReactionWheel, key) == 0.0, key
+        assert _kw(pyramid_wheels, key) == _kw(rw.orthogonal_wheels, key) == 0.0, key
     start = _kw(MomentumManager.__init__, "start_fraction")
     stop = _kw(MomentumManager.__init__, "stop_fraction")
     assert (start, stop) == (wheel_control.DUMP_START_FRACTION, wheel_control.DUMP_STOP_FRACTION)

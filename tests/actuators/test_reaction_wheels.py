@@ -87,6 +87,16 @@ def test_a_wheel_at_its_speed_limit_is_not_pushed_further():
     np.testing.assert_array_equal(u, [0.0, 0.2, 0.0])
 
 
+def test_a_wheel_motor_loses_its_viscous_and_coulomb_friction():
+    c, cc = 0.002, 0.01  # [N m s/rad], [N m]
+    arr = orthogonal_wheels(friction=c, coulomb=cc)
+    assert [(w.friction, w.coulomb) for w in arr.wheels] == [(c, cc)] * 3
+    speed = np.array([100.0, 0.0, -50.0])  # [rad/s]
+    u = motor_torque_limits(arr, [0.2, 0.2, 2.0], speed)  # the last above its 0.5 N m
+    # u - c w - cc sign(w): no Coulomb term on a wheel at rest
+    np.testing.assert_allclose(u, [0.2 - 0.2 - 0.01, 0.2, 0.5 + 0.1 + 0.01], rtol=1e-15)
+
+
 def test_momentum_dumping_has_hysteresis_and_decays_exponentially():
     arr = orthogonal_wheels(spin_inertia=0.02)
     k, dt = 0.5, 0.01
@@ -124,6 +134,8 @@ def test_momentum_dumping_has_hysteresis_and_decays_exponentially():
         (dict(axis=[1.0, 0.0, 0.0], spin_inertia=1.0, transverse_inertia=0.1), "no rigid rotor"),
         (dict(axis=[1.0, 0.0, 0.0], max_speed=0.0), "max_speed"),
         (dict(axis=[1.0, 0.0, 0.0], friction=-1.0), "friction"),
+        (dict(axis=[1.0, 0.0, 0.0], coulomb=-0.1), "coulomb must be >= 0"),
+        (dict(axis=[1.0, 0.0, 0.0], coulomb=float("nan")), "coulomb must be >= 0"),
     ],
 )
 def test_bad_wheels_are_refused(kwargs, match):

@@ -326,19 +326,24 @@ def test_singularity_measure_is_normalised_with_its_threshold(closed, figures):
     )
 
 
+def _title(fig):
+    """A figure's title as read (a value and its unit are joined by a no-break space)."""
+    return fig.get_suptitle().replace("\u00a0", " ")
+
+
 def test_titles_name_the_gains_that_matter(closed, figures):
-    title = figures["disturbance_rejection"].get_suptitle()
+    title = _title(figures["disturbance_rejection"])
     assert "kp_trans 600 N/m" in title and "kd_rot 60 N m s/rad" in title
-    assert "omega_n 20 rad/s" in figures["tracking"].get_suptitle()
-    assert "max_thrust 10 N" in figures["thrusters"].get_suptitle()
-    assert "gimbal_rate_limit 1 rad/s" in figures["vscmg"].get_suptitle()
+    assert "omega_n 20 rad/s" in _title(figures["tracking"])
+    assert "max_thrust 10 N" in _title(figures["thrusters"])
+    assert "gimbal_rate_limit 1 rad/s" in _title(figures["vscmg"])
     stiff = _with_scenario(
         closed,
         base_controller=dict(
             closed.manifest["scenario"]["base_controller"], kp_trans=[2000.0, 600.0, 600.0]
         ),
     )
-    assert "kp_trans [2000, 600, 600] N/m" in P.plot_disturbance_rejection(stiff).get_suptitle()
+    assert "kp_trans [2000, 600, 600] N/m" in _title(P.plot_disturbance_rejection(stiff))
 
 
 # ------------------------------------------------------------ status and faults
