@@ -39,7 +39,7 @@ from ...actuators import (
 from ...control import ConstantPose
 from ...multibody import Body, Model, frame_pose
 from ..spec.config import ScenarioError
-from . import controllers, devices
+from . import controllability, controllers, devices
 from .arm import ArmInfo, arm, base_body, initial_joints, per_joint, true_arm
 
 __all__ = ["System", "build_system"]
@@ -123,6 +123,8 @@ def build_system(cfg) -> System:
     period = 1.0 / cfg["control"]["rate"]
     tc = cfg["thrusters"]
     thrusters = devices.thrusters(cfg)
+    # every wrench direction the mode asks of them (ScenarioError if one is missing)
+    controllability.check_actuators(cfg, thrusters, cluster, wheels)
     if thrusters is not None:
         w = tc["weights"]
         if w and len(w) != thrusters.n:
