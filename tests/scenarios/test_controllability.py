@@ -20,11 +20,13 @@ import pytest
 from scipy.optimize import nnls
 
 from dqspace.actuators import paper_thruster_set
-from dqspace.scenarios import load_scenario
+from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.build import devices
 from dqspace.scenarios.build.controllability import check_actuators
 from dqspace.scenarios.build.system import build_system
 from dqspace.scenarios.cli import main
+from dqspace.scenarios.sim.metrics import alloc_best_effort
+from dqspace.scenarios.sim.shortfall import allocation_shortfall
 from dqspace.scenarios.spec.config import ScenarioError
 
 SK = "station-keeping"
@@ -392,3 +394,76 @@ def test_a_run_is_refused_at_load_with_exit_status_2_naming_the_file(tmp_path, c
     err = capsys.readouterr().err
     assert f"{f}: [[thruster]]: the thrusters cannot produce" in err
     assert "+z" in err and not (tmp_path / "out" / "result.npz").exists()
+
+
+# ------------------------------------------------------------------ at run time
+
+
+def _unmet_parts(line):
+    """``{kind: (signed axes, "peak unit")}`` of a best-effort message."""
+    found = re.findall(
+        r"(force|torque) demand (?:along|about) ([-+xyz, ]+) \(up to ([^)]*)\)", line
+    )
+    return {kind: (set(re.findall(r"[+-][xyz]", axes)), peak) for kind, axes, peak in found}
+
+
+def _expected_parts(short, mask):
+    """The same from a shortfall computed apart: the signed axes reaching a tenth of the
+    kind's largest shortfall, and that largest."""
+    out = {}
+    for kind, cols, unit in (("force", slice(0, 3), "N"), ("torque", slice(3, 6), "N m")):
+        r = short[mask, cols]
+        peak = np.linalg.norm(r, axis=1).max()
+        if peak > 1e-6:
+            axes = {
+                f"{s}{'xyz'[k]}"
+                for k in range(3)
+                for s, v in (("+", 1), ("-", -1))
+                if (v * r[:, k]).max() >= 0.1 * peak
+            }
+            out[kind] = (axes, f"{peak:.3g} {unit}")
+    return out
+
+
+def _faulty_run(faults, duration):
+    cfg = _cfg(
+        [f"scenario.duration={duration}", "thrusters.mode=wrench", "vscmg.enabled=false"]
+        + ["thrusters.pwm=false", "base_reference.type=slew", "base_reference.rpy_deg=[0, 0, 5]"]
+        + ["base_reference.duration=1"]
+    )
+    cfg["faults"] = faults
+    res = run(cfg, progress=False)
+    # without PWM the plant-side record of the nominal wrench the thrusters gave over each
+    # period (faults in) is what the allocation achieved: the reference shortfall
+    reference = res["wrench_cmd"] - res["wrench_thr"]
+    (line,) = [m for m in res.manifest["degraded"] if m.startswith("thrust allocation")]
+    return res, reference, line
+
+
+def test_the_best_effort_message_names_the_unmet_part_the_failures_leave():
+    # the paper's set in mode 'wrench' passes at load; its +z-torque thrusters then fail,
+    # and the base is asked to turn about +z
+    faults = [
+        {"time": 0.2, "thruster": i, "kind": "failed_off", "scale": 1.0} for i in PLUS_Z_TORQUE
+    ]
+    res, reference, line = _faulty_run(faults, 0.6)
+    best = alloc_best_effort(res)
+    assert best.any() and not best[res.t < 0.2].any()
+    np.testing.assert_allclose(allocation_shortfall(res), reference, atol=1e-12)
+    parts = _unmet_parts(line)
+    assert parts == _expected_parts(reference, best)
+    assert "+z" in parts["torque"][0]  # nothing gives a torque about +z any more
+    assert "could not meet the torque demand about" in line or "and the torque demand" in line
+
+
+def test_the_shortfall_follows_stuck_on_and_degraded_thrusters():
+    faults = [
+        {"time": 0.2, "thruster": i, "kind": "failed_off", "scale": 1.0} for i in PLUS_Z_TORQUE
+    ]
+    faults += [
+        {"time": 0.3, "thruster": 1, "kind": "stuck_on", "scale": 1.0},
+        {"time": 0.4, "thruster": 2, "kind": "degraded", "scale": 0.5},
+    ]
+    res, reference, line = _faulty_run(faults, 0.6)
+    np.testing.assert_allclose(allocation_shortfall(res), reference, atol=1e-12)
+    assert _unmet_parts(line) == _expected_parts(reference, alloc_best_effort(res))
