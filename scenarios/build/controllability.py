@@ -178,14 +178,16 @@ def _basis(U) -> list[NDArray[np.float64]]:
 
 
 def _span(M):
-    """``(singular values, missing basis)`` of the columns of ``M`` (3, m): the left
-    singular vectors of the singular values below :data:`MISSING_FRACTION` of the largest
-    (all of R^3 when ``M`` is empty), as :func:`_basis` orders them."""
+    """``(singular values, span, missing)`` of the columns of ``M`` (3, m): the three
+    singular values (zeros appended) and orthonormal bases (lists, as :func:`_basis` orders
+    them) of the span and of the missing directions, those of the singular values at or
+    below :data:`MISSING_FRACTION` of the largest (all of R^3 when ``M`` is empty)."""
     if M.shape[1] == 0 or not np.any(M):
-        return np.zeros(3), list(np.eye(3))
+        return np.zeros(3), [], list(np.eye(3))
     U, s, _ = np.linalg.svd(M, full_matrices=True)
     s = np.r_[s, np.zeros(3 - len(s))]
-    return s, _basis(U[:, s <= MISSING_FRACTION * s[0]])
+    small = s <= MISSING_FRACTION * s[0]
+    return s, _basis(U[:, ~small]), _basis(U[:, small])
 
 
 def _listed(names) -> str:
@@ -228,8 +230,7 @@ def _demand(cfg, wheels):
         why = f"{head} they take the whole wrench (pure forces and pure torques)"
         return 6, forces + [("torque", e) for e in np.eye(3)], why
     if cfg["wheels"]["desaturation_gain"] > 0:
-        U, s, _ = np.linalg.svd(np.asarray(wheels.A, float), full_matrices=False)
-        dump = _basis(U[:, s > MISSING_FRACTION * s[0]])
+        dump = _span(np.asarray(wheels.A, float))[1]  # where the wheels' momentum lies
         why = (
             f"{head} with wheels they take the force (with zero torque) and the wheels' "
             f"momentum dumping"
@@ -238,33 +239,29 @@ def _demand(cfg, wheels):
     return 6, forces, f"{head} with wheels they take the force, with zero torque"
 
 
-def _thruster_reaches(cfg, thrusters, wheels):
-    rows, dirs, why = _demand(cfg, wheels)
-    H = np.asarray(thrusters.H, float)[:rows]
+def _reaches(thrusters, rows, dirs) -> list[Reach]:
+    """The :class:`Reach` of both signs of each ``(kind, axis)`` of ``dirs``, with the
+    first ``rows`` rows of ``H`` (3: the force rows alone, the torque free)."""
+    H = np.asarray(thrusters.H, float)
     smax = np.asarray(thrusters.sigma_max, float)
     scale = {
         "force": float(np.max(smax * np.linalg.norm(H[:3], axis=0))),
-        "torque": float(np.max(smax * np.linalg.norm(np.asarray(thrusters.H)[3:], axis=0))),
+        "torque": float(np.max(smax * np.linalg.norm(H[3:], axis=0))),
     }
     out = []
     for kind, axis in dirs:
+        first = 0 if kind == "force" else 3
         for sign in (1.0, -1.0):
             b = np.zeros(rows)
-            b[(0 if kind == "force" else 3) : (3 if kind == "force" else 6)] = sign * axis
-            out.append(Reach(kind, sign * axis, thruster_reach(H, smax, b), scale[kind]))
-    return out, why
+            b[first : first + 3] = sign * axis
+            out.append(Reach(kind, sign * axis, thruster_reach(H[:rows], smax, b), scale[kind]))
+    return out
 
 
 def _force_mode_passes(thrusters) -> bool:
     """Whether the thrusters give every force, their torque free (mode 'force')."""
-    H_f = np.asarray(thrusters.H, float)[:3]
-    smax = np.asarray(thrusters.sigma_max, float)
-    scale = float(np.max(smax * np.linalg.norm(H_f, axis=0)))
-    return all(
-        thruster_reach(H_f, smax, s * e) > MISSING_FRACTION * scale
-        for e in np.eye(3)
-        for s in (1.0, -1.0)
-    )
+    forces = [("force", e) for e in np.eye(3)]
+    return not any(r.missing for r in _reaches(thrusters, 3, forces))
 
 
 def _thruster_warnings(key, reaches, mode) -> list[str]:
@@ -304,10 +301,11 @@ def check_actuators(cfg, thrusters, cluster, wheels) -> list[str]:
         return []
     mode = cfg["thrusters"]["mode"]
     key = _thruster_key(cfg)
-    reaches, why = _thruster_reaches(cfg, thrusters, wheels)
+    rows, dirs, why = _demand(cfg, wheels)
+    reaches = _reaches(thrusters, rows, dirs)
     missing = [r for r in reaches if r.missing]
     M = device_torque_axes(cluster, wheels)
-    s, gap = _span(M)
+    s, _, gap = _span(M)
     # the momentum devices take the torque in mode 'force', and the control torque with wheels
     devices_take_torque = mode == "force" or wheels is not None
     if mode == "force":

@@ -9,7 +9,10 @@
   model;
 * the actuators (thruster set and allocator, pulse modulator, VSCMG steering law, wheel
   distribution and momentum management) and the joint limits the plant enforces;
-* the controllers and the references (end-effector trajectory, base reference).
+* the controllers and the references (end-effector trajectory, base reference);
+
+after checking that the thrusters and the momentum devices can give every wrench direction
+``thrusters.mode`` asks of them (:mod:`.controllability`: a ScenarioError otherwise).
 
 The controllers use a *controller model*: the base and the arm, with every momentum device
 locked into the base (its mass and inertia at the initial gimbal angles, wheels not
