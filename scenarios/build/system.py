@@ -9,7 +9,10 @@
   model;
 * the actuators (thruster set and allocator, pulse modulator, VSCMG steering law, wheel
   distribution and momentum management) and the joint limits the plant enforces;
-* the controllers and the references (end-effector trajectory, base reference).
+* the controllers and the references (end-effector trajectory, base reference);
+
+after checking that the thrusters and the momentum devices can give every wrench direction
+``thrusters.mode`` asks of them (:mod:`.controllability`: a ScenarioError otherwise).
 
 The controllers use a *controller model*: the base and the arm, with every momentum device
 locked into the base (its mass and inertia at the initial gimbal angles, wheels not
@@ -39,7 +42,7 @@ from ...actuators import (
 from ...control import ConstantPose
 from ...multibody import Body, Model, frame_pose
 from ..spec.config import ScenarioError
-from . import controllers, devices
+from . import controllability, controllers, devices
 from .arm import ArmInfo, arm, base_body, initial_joints, joint_values, start_pose_keys, true_arm
 
 __all__ = ["System", "build_system"]
@@ -128,6 +131,8 @@ def build_system(cfg) -> System:
     period = 1.0 / cfg["control"]["rate"]
     tc = cfg["thrusters"]
     thrusters = devices.thrusters(cfg)
+    # every wrench direction the mode asks of them (ScenarioError if one is missing)
+    controllability.check_actuators(cfg, thrusters, cluster, wheels)
     if thrusters is not None:
         w = tc["weights"]
         if w and len(w) != thrusters.n:

@@ -11,7 +11,8 @@ Degradations (:func:`degradations`; the runner records one line per kind in
   errors of ~1e-12 N m;
 - **allocation best effort**: the thrust allocator could not meet the demand
   (``alloc_status`` best effort or solver error), e.g. every thruster failed or the
-  thrust bounds are too small;
+  thrust bounds are too small; the message says whether the force or the torque demand
+  was unmet, along which axes and by how much at most (:mod:`.shortfall`);
 - **thrust at maximum**: the allocation put a thruster at its maximum thrust
   (``thrust_saturated``);
 - **wheel torque short**: the reaction-wheel law could not deliver the torque asked
@@ -41,6 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..spec.schema import SCHEMA
+from .shortfall import allocation_shortfall, shortfall_words
 
 __all__ = [
     "summarize",
@@ -260,7 +262,7 @@ KINDS = (
     Kind(
         "allocation best effort",
         "thrust allocation short of the demand",
-        detail="the allocator could not meet the force demand: best effort",
+        detail="the allocator could not meet the demand: best effort",
     ),
     Kind("thrust at maximum", "", "thruster", _at("maximum thrust")),
     Kind(
@@ -304,7 +306,8 @@ _MAX_INTERVALS = 1000  # intervals kept per kind in manifest["degradations"]
 class Found:
     """One kind of degradation found in a run: its :class:`Kind`, ``mask`` (N,) the ticks
     it holds at, ``units`` the names of the units involved (``()`` for the whole device),
-    ``peak`` (N,) a magnitude per tick or None, with ``peak_name`` and ``peak_unit``."""
+    ``peak`` (N,) a magnitude per tick or None, with ``peak_name`` and ``peak_unit``;
+    ``detail`` what its message adds in place of the kind's (``""``: the kind's)."""
 
     kind: Kind
     mask: NDArray[np.bool_]
@@ -312,6 +315,7 @@ class Found:
     peak: NDArray[np.float64] | None = None
     peak_name: str = ""
     peak_unit: str = ""
+    detail: str = ""
 
     @property
     def label(self) -> str:
@@ -387,6 +391,16 @@ def _arm_found(res):
     ]
 
 
+def _alloc_found(res):
+    """The allocation's best effort, its message naming what was unmet (force, torque) and
+    along which axes (:mod:`.shortfall`) when the result tells."""
+    mask = alloc_best_effort(res)
+    short = allocation_shortfall(res) if mask.any() else None
+    words = shortfall_words(short, mask) if short is not None else ""
+    detail = f"the allocator could not meet the {words}: best effort" if words else ""
+    return Found(_KIND["allocation best effort"], mask, detail=detail)
+
+
 def found(res) -> list[Found]:
     """Every kind of degradation of a closed-loop Results that held at some tick, in the
     order of :data:`KINDS` (see the module docstring)."""
@@ -395,7 +409,7 @@ def found(res) -> list[Found]:
     err = np.linalg.norm(res["vscmg_torque_err"], axis=1) if "vscmg_torque_err" in res else None
     out = [
         Found(_KIND["steering saturated"], steering_saturated(res), (), err, "torque_error", "N m"),
-        Found(_KIND["allocation best effort"], alloc_best_effort(res)),
+        _alloc_found(res),
     ]
     empty = np.zeros((len(res.t), 0))
 
@@ -424,7 +438,7 @@ def _report(t, f):
     period = _period(t)
     duration = float(mask.sum()) * period
     first = float(t[eps[0][0]])
-    detail = f" ({f.kind.detail})" if f.kind.detail else ""
+    detail = f" ({f.detail or f.kind.detail})" if f.detail or f.kind.detail else ""
     msg = (
         f"{f.label}{detail} on {int(mask.sum())} of {len(t)} control ticks "
         f"({duration:.3g} s), from t = {first:.3f} s "
