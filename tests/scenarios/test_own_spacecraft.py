@@ -21,9 +21,9 @@ from dqspace.scenarios.build.system import build_system
 from dqspace.scenarios.cli import main
 from dqspace.scenarios.sim.metrics import summarize
 from dqspace.scenarios.spec.config import ScenarioError
-from dqspace.scenarios.spec.schema import SCHEMA
 from support.books import expected_momentum_change as _expected_momentum_change
 from support.books import momentum_closes as _momentum_closes
+from support.scenario_rows import schema_row
 
 SK = "station-keeping"
 
@@ -212,13 +212,6 @@ def _random_thrusters(rng, S):
     ]
 
 
-def _row(section, row):
-    """A ``[[section]]`` row as a resolved scenario has it: the schema's defaults for the
-    keys ``row`` leaves out (the runs below build their configuration without a file)."""
-    fields = SCHEMA[section].fields
-    return {**{k: copy.deepcopy(f.default) for k, f in fields.items() if not f.required}, **row}
-
-
 def _random_vscmg_units(rng, K):
     units = []
     for i in range(K):
@@ -227,7 +220,7 @@ def _random_vscmg_units(rng, K):
         g = math.sin(0.9) * n + math.cos(0.9) * np.array([0.0, 0.0, 1.0])
         s = np.cross([0.0, 0.0, 1.0], n)
         units.append(
-            _row(
+            schema_row(
                 "vscmg_unit",
                 {
                     "position": (0.25 * n).tolist(),
@@ -349,7 +342,7 @@ def _random_wheels(rng, W):
     """W wheels (3..6): the three base axes, then random axes."""
     axes = list(np.eye(3)) + [a / np.linalg.norm(a) for a in rng.normal(size=(W - 3, 3))]
     return [
-        _row(
+        schema_row(
             "wheel",
             {
                 "axis": a.tolist(),
