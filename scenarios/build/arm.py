@@ -36,6 +36,7 @@ __all__ = [
     "base_body",
     "per_joint",
     "arm",
+    "no_arm",
     "with_payload",
     "true_arm",
     "initial_joints",
@@ -100,8 +101,17 @@ def per_joint(values, n, default, key):
     return np.asarray(values, float)
 
 
+def no_arm(base: Body) -> tuple[Model, ArmInfo]:
+    """``arm.model = "none"``: the base alone, an :class:`ArmInfo` of 0 joints (no
+    end-effector frame: ``ee_frame`` is empty)."""
+    empty = np.zeros(0)
+    return Model.build([base]), ArmInfo([], empty, empty, empty, empty, "", "none")
+
+
 def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
     a = cfg["arm"]
+    if a["model"] == "none":
+        return no_arm(base)
     mount = dq_from_rpy_deg(a["mount_rpy_deg"], a["mount_xyz"])
     src = a["model"]
     sha = ""
@@ -141,7 +151,7 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
     else:
         path = Path(src)
         if not path.is_file():
-            raise ScenarioError(f"arm.model = {src!r}: no such URDF file (or 'iiwa', 'dh')")
+            raise ScenarioError(f"arm.model = {src!r}: no such URDF file (or 'iiwa', 'dh', 'none')")
         data = path.read_bytes()
         sha = hashlib.sha256(data).hexdigest()
         try:

@@ -28,6 +28,7 @@ from .config import (
     validate,
 )
 from .dispersions import Dispersions
+from .requirements import ARM_METRICS
 from .schema import SCHEMA
 
 __all__ = [
@@ -129,7 +130,7 @@ def _toml_scalar(v):
 
 
 #: keys that name files: (section, key, the values that are not files)
-FILE_KEYS = (("arm", "model", ("iiwa", "dh")),)
+FILE_KEYS = (("arm", "model", ("iiwa", "dh", "none")),)
 
 
 def _resolve_files(doc, folder):
@@ -329,6 +330,41 @@ def _check_actuators(cfg, source):
         )
 
 
+#: what only an arm uses: sections whose keys a scenario without an arm (``arm.model =
+#: "none"``) must leave at their defaults, and the ``[arm]`` keys but ``model``
+_ARM_ONLY_SECTIONS = ("arm", "trajectory", "arm_controller")
+_ARM_ONLY_PLANT = ("link_mass_error", "payload_mass_error")
+
+
+def _check_armless(cfg, source):
+    """``arm.model = "none"`` (a closed loop without an arm): a key that asks for what only
+    an arm does (an end-effector trajectory, an arm law, joints, a payload, a requirement on
+    an arm metric) is refused, naming every such key; one left at its default is accepted
+    (it asks for nothing)."""
+    if cfg["arm"]["model"] != "none":
+        return
+    given = []
+    for sec in _ARM_ONLY_SECTIONS:
+        for key, f in SCHEMA[sec].fields.items():
+            if (sec, key) != ("arm", "model") and cfg[sec][key] != f.default:
+                given.append(f"{sec}.{key}")
+    given += [f"plant.{k}" for k in _ARM_ONLY_PLANT if cfg["plant"][k]]
+    req = SCHEMA["requirements"].fields
+    given += [
+        f"requirements.{m}"
+        for m in ARM_METRICS
+        if cfg["requirements"].get(m) not in (None, req[m].default)
+    ]
+    if cfg["waypoint"]:
+        given.append("[[waypoint]]")
+    if given:
+        raise ScenarioError(
+            f"{source}: arm.model = 'none' (a base without an arm) but the scenario sets what "
+            f"only an arm uses: {', '.join(given)} (remove them: without an arm there is no "
+            "end-effector trajectory, arm law, joint, payload or end-effector metric)"
+        )
+
+
 def _check_faults(cfg, source):
     faults = cfg["faults"]
     if faults and cfg["scenario"]["kind"] != "closed_loop":
@@ -383,11 +419,13 @@ def cross_checks(cfg: dict, source: str) -> None:
     ------
     ScenarioError naming ``source`` and the keys: timing that is not a whole number of
     ticks or steps, actuator settings that contradict each other, tables given but
-    unused, faults a run cannot apply, unknown plot formats.
+    unused, faults a run cannot apply, unknown plot formats, keys only an arm uses in a
+    scenario without one (``arm.model = "none"``).
     """
     if cfg["scenario"]["kind"] == "closed_loop":
         _check_closed_loop_timing(cfg, source)
         _check_actuators(cfg, source)
+        _check_armless(cfg, source)
     else:
         _check_open_loop_timing(cfg, source)
         if cfg["orbit"]["enabled"]:

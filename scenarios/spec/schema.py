@@ -81,8 +81,9 @@ SCHEMA = {
             "model": F(
                 "str",
                 "iiwa",
-                doc="'iiwa' (the paper's KUKA LBR iiwa), 'dh' (the [[dh]] table), 'none', or a "
-                "URDF file (a path relative to the scenario file)",
+                doc="'iiwa' (the paper's KUKA LBR iiwa), 'dh' (the [[dh]] table), a URDF file (a "
+                "path relative to the scenario file), or 'none' (a base without an arm: "
+                "[trajectory], [arm_controller] and the other [arm] keys then stay unset)",
             ),
             "root_link": F("str", "", doc="URDF: the link fixed to the base (empty: the root)"),
             "ee_frame": F("str", "ee", doc="end-effector: 'ee' (iiwa, dh) or a URDF link"),

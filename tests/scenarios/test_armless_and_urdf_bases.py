@@ -1,0 +1,198 @@
+"""Servicers described in a file with no code (issue 26, part C): a base without an arm
+(``arm.model = "none"``).
+
+References: the momentum books (the system's momentum changes by exactly the thrusters'
+impulse), the base law computed directly by :class:`~dqspace.control.BaseController` (the
+compiled flight software's arm-less law against it), strict JSON for the manifest.
+"""
+
+import json
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+from dqspace.control import BaseController, NoArm, PDGains, State
+from dqspace.control.flight.tick import CompiledBaseLaw
+from dqspace.multibody import momentum
+from dqspace.scenarios import load_scenario, run
+from dqspace.scenarios.build.flight import flight_software
+from dqspace.scenarios.build.system import build_system
+from dqspace.scenarios.cli import main
+from dqspace.scenarios.figures.plots import figures
+from dqspace.scenarios.sim import closed_loop
+from dqspace.scenarios.sim.metrics import ARM_METRICS, summarize
+from dqspace.scenarios.spec.config import ScenarioError
+from support.books import momentum_closes
+
+#: an arm-less servicer: a 30 kg base, 12 thrusters (no PWM), four reaction wheels
+ARMLESS = """
+[scenario]
+name = "armless"
+duration = 8.0
+[base]
+mass = 30.0
+size = 0.4
+[arm]
+model = "none"
+[vscmg]
+enabled = false
+[wheels]
+enabled = true
+[thrusters]
+pwm = false
+"""
+
+#: [rad/s, m/s] the base's initial twist (the disturbance the base must stop)
+TWIST0 = np.array([0.02, -0.015, 0.01, 0.004, 0.0, -0.003])
+
+
+def _file(tmp_path, text, name="sat.toml"):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(text), encoding="utf-8")
+    return f
+
+
+def _strict_json(text):
+    return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+
+@pytest.fixture(scope="module")
+def kicked(tmp_path_factory):
+    """The arm-less servicer run from an initial base twist (:data:`TWIST0`)."""
+    path = _file(tmp_path_factory.mktemp("armless"), ARMLESS)
+    sc = load_scenario(path)
+    built = []
+
+    def kicked_system(cfg):
+        sy = build_system(cfg)
+        sy.v0[:6] = TWIST0
+        built.append(sy)
+        return sy
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(closed_loop, "build_system", kicked_system)
+        res = run(sc, progress=False)
+    return sc, built[0], res
+
+
+def test_an_armless_base_is_the_base_and_its_devices(kicked):
+    sc, sy, res = kicked
+    assert sc.config["arm"]["model"] == "none"  # a word, not a file next to the scenario
+    assert sy.arm_info.n == 0 and sy.arm_info.names == [] and sy.arm_info.ee_frame == ""
+    assert isinstance(sy.arm, NoArm)
+    # the plant: the base and its four wheel rotors, nothing else
+    assert sy.plant.nb == 5 and sy.plant.nv == 6 + 4
+    assert sy.controller_model.nb == 1 and sy.controller_model.nv == 6
+    assert res["arm_q"].shape == (len(res.t), 0) and res["arm_tau"].shape == (len(res.t), 0)
+
+
+def test_an_armless_base_stops_an_initial_twist_and_holds_its_pose(kicked):
+    _, sy, res = kicked
+    np.testing.assert_array_equal(res["v"][0, :6], TWIST0)
+    speed = np.linalg.norm(res["v"][:, :6], axis=1)
+    assert speed[-1] < 0.05 * speed[0]  # the twist is taken out
+    m = summarize(res)
+    late = res.t >= 7.0
+    att = np.degrees(np.linalg.norm(res["base_att_err"], axis=1))
+    print(
+        f"peak attitude error {att.max():.4g} deg, after 7 s {att[late].max():.3g} deg; "
+        f"position {np.abs(res['base_pos_err']).max():.3g} m, after 7 s "
+        f"{np.abs(res['base_pos_err'][late]).max():.3g} m"
+    )
+    assert m["base_att_err_max"] > 0.02  # [deg] the kick did turn it (the test is not idle)
+    assert att[late].max() < 0.2 * att.max()  # and the base turned back
+    assert np.abs(res["base_pos_err"][late]).max() < 0.2 * np.abs(res["base_pos_err"]).max()
+    assert np.abs(res["rw_speed"][-1]).max() > 1.0  # [rad/s] the wheels took the spin
+
+
+def test_the_momentum_books_of_an_armless_base_close(kicked):
+    _, sy, res = kicked
+    momentum_closes(res, sy.plant, rtol=2e-3)
+    # the wheels hold the base's spin: the system's angular momentum about the CoM stays
+    # that of the kick, changed only by the thrusters' impulse (closed above)
+    h0 = momentum(sy.plant, res["q"][0], res["v"][0]).angular
+    assert np.linalg.norm(h0) > 0.0
+
+
+def test_the_arm_metrics_of_an_armless_base_are_not_measured(kicked):
+    _, _, res = kicked
+    m = summarize(res)
+    for name in ARM_METRICS:
+        assert math.isnan(m[name]), name
+    assert np.isnan(res["ee_err"]).all() and np.isnan(res["ee_pos"]).all()
+    assert math.isfinite(m["base_pos_err_max"]) and math.isfinite(m["total_impulse"])
+    # no end-effector to draw: the tracking figure is skipped, the others drawn
+    names = set(figures(res))
+    assert "tracking" not in names and {"disturbance_rejection", "wheels"} <= names
+
+
+def test_the_compiled_armless_flight_software_is_the_base_law(kicked):
+    """The compiled tick (the base law alone, no IK) against BaseController called on the
+    same state with no arm acceleration, at random states."""
+    _, sy, _ = kicked
+    fsw = flight_software(sy)
+    assert fsw.compiled and isinstance(fsw.params.law, CompiledBaseLaw) and fsw.n == 0
+    bc = sy.cfg["base_controller"]
+    direct = BaseController(
+        sy.controller_model,
+        PDGains(kp_rot=bc["kp_rot"], kd_rot=bc["kd_rot"], kp_trans=bc["kp_trans"],
+                kd_trans=bc["kd_trans"]),
+    )  # fmt: skip
+    rng = np.random.default_rng(3)
+    nq_c = sy.controller_model.nq
+    for _ in range(5):
+        q, v = sy.q0.copy(), sy.v0.copy()
+        v[:6] = rng.normal(0, 0.05, 6)
+        q[:8] = q[:8] + np.r_[rng.normal(0, 1e-3, 4), np.zeros(4)]
+        q[:4] /= np.linalg.norm(q[:4])
+        out = fsw.step(0.0, q, v)
+        cmd = direct(0.0, State(q[:nq_c], v[:6]), sy.base_reference, arm_acc=np.zeros(0))
+        np.testing.assert_allclose(out.law.wrench, cmd.wrench, rtol=1e-12, atol=1e-12)
+        assert out.law.tau.shape == (0,) and out.commands.arm_tau.shape == (0,)
+
+
+def test_dqspace_run_of_an_armless_base_exits_0_with_null_arm_metrics(tmp_path, capsys):
+    path = _file(tmp_path, ARMLESS)
+    out = tmp_path / "r"
+    sets = ["--set", "scenario.duration=1.0", "--set", "outputs.formats='png'"]
+    assert main(["run", str(path), *sets, "--out", str(out), "-q"]) == 0
+    text = capsys.readouterr().out
+    assert "ee_rms, ee_max, arm_saturated_ticks: not measured, the system has no arm" in text
+    doc = _strict_json((out / "manifest.json").read_text())
+    for name in ARM_METRICS:
+        assert doc["metrics"][name] is None, name
+    assert doc["metrics"]["base_pos_err_max"] is not None
+    assert doc["system"]["arm"]["joints"] == [] and doc["system"]["arm"]["source"] == "none"
+    assert (out / "disturbance_rejection.png").is_file()
+    assert not (out / "tracking.png").exists()
+
+
+def test_an_armless_scenario_refuses_what_only_an_arm_does(tmp_path):
+    path = _file(tmp_path, ARMLESS)
+    for override, key in [
+        ("trajectory.type='hold'", "trajectory.type"),
+        ("arm_controller.law='task_space'", "arm_controller.law"),
+        ("arm.payload_mass=1.0", "arm.payload_mass"),
+        ("arm.initial_joints_deg=[10.0]", "arm.initial_joints_deg"),
+        ("requirements.ee_max=0.01", "requirements.ee_max"),
+        ("plant.link_mass_error=0.1", "plant.link_mass_error"),
+    ]:
+        with pytest.raises(ScenarioError) as e:
+            load_scenario(path, [override])
+        msg = str(e.value)
+        assert msg.startswith(str(path)) and f"{key}" in msg and "arm.model = 'none'" in msg
+    # keys left at their defaults ask for nothing: the paper's scenario without its arm
+    sc = load_scenario("station-keeping", ["arm.model='none'"])
+    assert build_system(sc.config).arm_info.n == 0
+
+
+def test_the_default_requirements_on_the_arm_do_not_apply_without_one():
+    from dqspace.scenarios.campaigns.montecarlo import scenario_requirements
+
+    armless = load_scenario("station-keeping", ["arm.model='none'"]).config
+    armed = load_scenario("station-keeping").config
+    assert "ee_max" in scenario_requirements(armed)
+    req = scenario_requirements(armless)
+    assert not set(ARM_METRICS) & set(req) and "base_pos_err_max" in req
