@@ -25,7 +25,7 @@ from ...multibody import (
     model_from_urdf,
     models,
 )
-from ...multibody.assembly import mount_arm, urdf_joint_limits
+from ...multibody.assembly import mount_arm, urdf_joint_limits, urdf_links, urdf_subtree
 from ..spec.config import ScenarioError, did_you_mean
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "per_joint",
     "arm",
     "no_arm",
+    "urdf_arm",
     "with_payload",
     "true_arm",
     "initial_joints",
@@ -101,6 +102,21 @@ def per_joint(values, n, default, key):
     return np.asarray(values, float)
 
 
+def urdf_arm(data: bytes, root_link: str, file_name: str):
+    """The URDF of the arm: the whole file, or with ``arm.root_link`` the subtree from that
+    link (the link fixed to the base's mount; a pedestal or a "world" link above it is left
+    out).  An unknown link is a ScenarioError naming it and listing the file's links."""
+    if not root_link:
+        return data
+    links = urdf_links(data)
+    if root_link not in links:
+        raise ScenarioError(
+            f"arm.root_link = {root_link!r} is not a link of {file_name} (its links: "
+            f"{', '.join(links)}){did_you_mean(root_link, links)}"
+        )
+    return urdf_subtree(data, root_link)
+
+
 def no_arm(base: Body) -> tuple[Model, ArmInfo]:
     """``arm.model = "none"``: the base alone, an :class:`ArmInfo` of 0 joints (no
     end-effector frame: ``ee_frame`` is empty)."""
@@ -115,6 +131,10 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
     mount = dq_from_rpy_deg(a["mount_rpy_deg"], a["mount_xyz"])
     src = a["model"]
     sha = ""
+    if a["root_link"] and src in ("iiwa", "dh"):
+        raise ScenarioError(
+            f"arm.root_link = {a['root_link']!r} applies to a URDF arm (arm.model = {src!r})"
+        )
     if src == "iiwa":
         model = arm_from_dh(models.IIWA_DH, models.IIWA_LINKS, base=base, mount=mount, flange="ee")
         lower, upper = IIWA_JOINT_LIMITS[:, 0], IIWA_JOINT_LIMITS[:, 1]
@@ -155,8 +175,10 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
         data = path.read_bytes()
         sha = hashlib.sha256(data).hexdigest()
         try:
-            arm_model = model_from_urdf(data)
+            arm_model = model_from_urdf(urdf_arm(data, a["root_link"], path.name))
             lim = urdf_joint_limits(data)
+        except ScenarioError:
+            raise
         except ValueError as exc:
             raise ScenarioError(f"arm.model = {src!r}: {exc}") from None
         base_model = Model.build([base])

@@ -85,7 +85,13 @@ SCHEMA = {
                 "path relative to the scenario file), or 'none' (a base without an arm: "
                 "[trajectory], [arm_controller] and the other [arm] keys then stay unset)",
             ),
-            "root_link": F("str", "", doc="URDF: the link fixed to the base (empty: the root)"),
+            "root_link": F(
+                "str",
+                "",
+                doc="URDF: the link fixed to the base's mount; the arm is the file's subtree "
+                "from it (a pedestal or 'world' link above it is left out; empty: the "
+                "file's root)",
+            ),
             "ee_frame": F("str", "ee", doc="end-effector: 'ee' (iiwa, dh) or a URDF link"),
             "mount_xyz": F(
                 "vec", [-0.15, 0.0, 0.15], "m", length=3, doc="arm's root frame in the base frame"

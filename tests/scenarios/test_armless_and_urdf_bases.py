@@ -196,3 +196,96 @@ def test_the_default_requirements_on_the_arm_do_not_apply_without_one():
     assert "ee_max" in scenario_requirements(armed)
     req = scenario_requirements(armless)
     assert not set(ARM_METRICS) & set(req) and "base_pos_err_max" in req
+
+
+# ------------------------------------------------------------------ arm.root_link
+
+#: an arm on a pedestal above a "world" link, a camera on a second branch of the pedestal
+PEDESTAL_URDF = """<?xml version="1.0"?>
+<robot name="cell">
+  <link name="world"/>
+  <joint name="world_to_pedestal" type="fixed"><parent link="world"/><child link="pedestal"/>
+  </joint>
+  <link name="pedestal"><inertial><mass value="20.0"/>
+    <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="camera_pan" type="revolute"><parent link="pedestal"/><child link="camera"/>
+    <origin xyz="0.2 0 0.5"/><axis xyz="0 0 1"/><limit lower="-1" upper="1"/></joint>
+  <link name="camera"><inertial><mass value="1.0"/>
+    <inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>
+  <joint name="pedestal_to_arm" type="fixed"><parent link="pedestal"/><child link="arm_base"/>
+    <origin xyz="0 0 1.0"/></joint>
+  <link name="arm_base"><inertial><mass value="0.5"/>
+    <inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>
+  <joint name="j1" type="continuous"><parent link="arm_base"/><child link="l1"/>
+    <origin xyz="0 0 0.05"/><axis xyz="0 0 1"/></joint>
+  <link name="l1"><inertial><origin xyz="0.1 0 0" rpy="0.3 0 0"/><mass value="1.0"/>
+    <inertia ixx="1e-3" ixy="0" ixz="0" iyy="4e-3" iyz="0" izz="4e-3"/></inertial></link>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-2" upper="2" effort="5" velocity="1.5"/></joint>
+  <link name="l2"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/>
+    <inertia ixx="5e-4" ixy="0" ixz="0" iyy="2e-3" iyz="0" izz="2e-3"/></inertial></link>
+  <joint name="tip_joint" type="fixed"><parent link="l2"/><child link="tip"/>
+    <origin xyz="0.2 0 0"/></joint>
+  <link name="tip"/>
+</robot>
+"""
+
+
+def _arm_scenario(tmp_path, urdf_name, root_link, extra=""):
+    return _file(
+        tmp_path,
+        f"""
+        [scenario]
+        name = "cell"
+        duration = 0.2
+        [arm]
+        model = "{urdf_name}"
+        root_link = "{root_link}"
+        ee_frame = "tip"
+        mount_xyz = [0.0, 0.0, 0.2]
+        mount_rpy_deg = [0.0, 0.0, 0.0]
+        initial_joints_deg = [10.0, 20.0]
+        [trajectory]
+        type = "initial"
+        {extra}
+        """,
+    )
+
+
+def test_root_link_picks_the_arm_below_a_pedestal(tmp_path):
+    (tmp_path / "cell.urdf").write_text(PEDESTAL_URDF)
+    sy = build_system(load_scenario(_arm_scenario(tmp_path, "cell.urdf", "arm_base")).config)
+    # the arm is exactly the subtree of arm_base: its joints, its links, its mass
+    assert sy.arm_info.names == ["j1", "j2"]
+    plant = sy.controller_model
+    assert plant.joint_names[1:] == ("root_joint", "j1", "j2")
+    assert plant.body_names[1:] == ("arm_base", "l1", "l2")
+    assert sum(plant.mass[1:]) == pytest.approx(0.5 + 1.0 + 0.5)  # no pedestal, no camera
+    assert sy.arm_info.torque_limit[1] == 5.0 and sy.arm_info.lower[1] == -2.0
+    # against the same arm written alone (the subtree by hand): the same mass matrix
+    alone = PEDESTAL_URDF.split('<joint name="pedestal_to_arm"')[1].split("</joint>", 1)[1]
+    (tmp_path / "alone.urdf").write_text('<robot name="alone">' + alone)
+    ref = build_system(load_scenario(_arm_scenario(tmp_path, "alone.urdf", "")).config)
+    rng = np.random.default_rng(5)
+    from dqspace.multibody import mass_matrix
+
+    for _ in range(3):
+        q = ref.controller_model.random_configuration(rng)
+        np.testing.assert_array_equal(mass_matrix(plant, q), mass_matrix(ref.controller_model, q))
+
+
+def test_an_unknown_root_link_is_named_with_the_links_of_the_file(tmp_path):
+    (tmp_path / "cell.urdf").write_text(PEDESTAL_URDF)
+    sc = load_scenario(_arm_scenario(tmp_path, "cell.urdf", "arm_bse"))
+    with pytest.raises(ScenarioError) as e:
+        build_system(sc.config)
+    msg = str(e.value)
+    assert "arm.root_link = 'arm_bse' is not a link of cell.urdf" in msg
+    assert "world, pedestal, camera, arm_base, l1, l2, tip" in msg
+    assert "did you mean 'arm_base'" in msg
+    # without root_link the whole file is the arm, the pedestal's camera joint with it
+    whole = load_scenario(_arm_scenario(tmp_path, "cell.urdf", ""), ["arm.initial_joints_deg=[]"])
+    assert build_system(whole.config).arm_info.names == ["camera_pan", "j1", "j2"]
+    with pytest.raises(ScenarioError, match="applies to a URDF arm"):
+        build_system(load_scenario("station-keeping", ["arm.root_link='x'"]).config)
