@@ -33,6 +33,7 @@ __all__ = [
     "IIWA_TORQUE_LIMITS",
     "IIWA_RATE_LIMITS_DEG",
     "inertia_matrix",
+    "urdf_base_model",
     "base_body",
     "per_joint",
     "arm",
@@ -81,13 +82,41 @@ def inertia_matrix(six) -> NDArray[np.float64]:
     return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
 
 
+def urdf_base_model(cfg) -> Model:
+    """``base.urdf``: the file's subtree from ``base.link`` (the file's root when empty) on a
+    free joint: its body 0 is the base (the link and every link fixed to it, merged as the
+    URDF builder and Pinocchio do), its other bodies the arm an arm from the same file
+    is.  An unknown link is a ScenarioError naming the file's links."""
+    b = cfg["base"]
+    path = Path(b["urdf"])
+    if not path.is_file():
+        raise ScenarioError(f"base.urdf = {b['urdf']!r}: no such URDF file")
+    data = path.read_bytes()
+    try:
+        links = urdf_links(data)
+        link = b["link"] or (links[0] if links else "")
+        if link and link not in links:
+            raise ScenarioError(
+                f"base.link = {link!r} is not a link of {path.name} (its links: "
+                f"{', '.join(links)}){did_you_mean(link, links)}"
+            )
+        return model_from_urdf(urdf_subtree(data, link) if b["link"] else data, floating=True)
+    except ScenarioError:
+        raise
+    except ValueError as exc:
+        raise ScenarioError(f"base.urdf = {b['urdf']!r}: {exc}") from None
+
+
 def base_body(cfg) -> Body:
     b = cfg["base"]
+    joint = Joint(JointType.FREE, name="base")
+    if b["urdf"]:  # the mass properties of a URDF link (and the links fixed to it)
+        m = urdf_base_model(cfg)
+        return Body("base", None, joint, float(m.mass[0]), m.com[0].copy(), m.inertia_com[0])
     if b["inertia"]:
         J = inertia_matrix(b["inertia"])
     else:
         J = b["mass"] * b["size"] ** 2 / 6.0 * np.eye(3)  # a uniform cube
-    joint = Joint(JointType.FREE, name="base")
     return Body("base", None, joint, b["mass"], np.asarray(b["com"], float), J)
 
 
@@ -183,7 +212,13 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
             raise ScenarioError(f"arm.model = {src!r}: {exc}") from None
         base_model = Model.build([base])
         try:
-            model = mount_arm(base_model, arm_model, mount)
+            if src == cfg["base"]["urdf"]:  # the base's file: the arm hangs from its link
+                whole = urdf_base_model(cfg)
+                model = Model.build([base, *whole.bodies()[1:]], whole.frames)
+            else:
+                model = mount_arm(base_model, arm_model, mount)
+        except ScenarioError:
+            raise
         except ValueError as exc:
             raise ScenarioError(f"arm.model = {src!r}: {exc}") from None
         movable = [

@@ -130,7 +130,7 @@ def _toml_scalar(v):
 
 
 #: keys that name files: (section, key, the values that are not files)
-FILE_KEYS = (("arm", "model", ("iiwa", "dh", "none")),)
+FILE_KEYS = (("arm", "model", ("iiwa", "dh", "none")), ("base", "urdf", ("",)))
 
 
 def _resolve_files(doc, folder):
@@ -365,6 +365,44 @@ def _check_armless(cfg, source):
         )
 
 
+#: the [base] keys a base read from a URDF link (``base.urdf``) takes from the file
+_BASE_FROM_URDF = ("mass", "com", "inertia")
+#: the [arm] keys a URDF that holds the base and the arm decides (the joint origins)
+_MOUNT_FROM_URDF = ("mount_xyz", "mount_rpy_deg")
+
+
+def _check_urdf_base(cfg, source):
+    """``base.urdf``: the base's mass, CoM and inertia come from the file, so giving them too
+    is refused, naming the keys; an arm from the same file hangs from the base's link
+    (``arm.root_link`` = ``base.link``) where the file's joint origins put it (a mount given
+    too is refused)."""
+    b, a = cfg["base"], cfg["arm"]
+    if not b["urdf"]:
+        if b["link"]:
+            raise ScenarioError(f"{source}: base.link = {b['link']!r} needs base.urdf (the file)")
+        return
+    fields = SCHEMA["base"].fields
+    given = [f"base.{k}" for k in _BASE_FROM_URDF if b[k] != fields[k].default]
+    if given:
+        raise ScenarioError(
+            f"{source}: base.urdf gives the base's mass, centre of mass and inertia; "
+            f"{', '.join(given)} must then stay unset (give one or the other)"
+        )
+    if a["model"] == b["urdf"]:
+        if a["root_link"] != b["link"] or not b["link"]:
+            raise ScenarioError(
+                f"{source}: the arm comes from the base's URDF (arm.model = base.urdf): set "
+                f"arm.root_link to the base's link, base.link = {b['link']!r} (and name it)"
+            )
+        fields = SCHEMA["arm"].fields
+        given = [f"arm.{k}" for k in _MOUNT_FROM_URDF if a[k] != fields[k].default]
+        if given:
+            raise ScenarioError(
+                f"{source}: the arm hangs from the base's link in its URDF, placed by the "
+                f"file's joint origins; {', '.join(given)} must then stay unset (edit the file)"
+            )
+
+
 def _check_faults(cfg, source):
     faults = cfg["faults"]
     if faults and cfg["scenario"]["kind"] != "closed_loop":
@@ -420,12 +458,13 @@ def cross_checks(cfg: dict, source: str) -> None:
     ScenarioError naming ``source`` and the keys: timing that is not a whole number of
     ticks or steps, actuator settings that contradict each other, tables given but
     unused, faults a run cannot apply, unknown plot formats, keys only an arm uses in a
-    scenario without one (``arm.model = "none"``).
+    scenario without one (``arm.model = "none"``), base keys given with ``base.urdf``.
     """
     if cfg["scenario"]["kind"] == "closed_loop":
         _check_closed_loop_timing(cfg, source)
         _check_actuators(cfg, source)
         _check_armless(cfg, source)
+        _check_urdf_base(cfg, source)
     else:
         _check_open_loop_timing(cfg, source)
         if cfg["orbit"]["enabled"]:

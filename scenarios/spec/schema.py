@@ -74,6 +74,20 @@ SCHEMA = {
             "size": F(
                 "float", 0.3, "m", **_POS, doc="edge of the base's cube (plots, default inertia)"
             ),
+            "urdf": F(
+                "str",
+                "",
+                doc="a URDF file (relative to the scenario file) whose link base.link is the "
+                "base: its mass, centre of mass and inertia (with the links fixed to it) "
+                "replace base.mass, com and inertia, which must then stay unset (empty: none)",
+            ),
+            "link": F(
+                "str",
+                "",
+                doc="base.urdf: the base's link, whose frame is the base frame (empty: the "
+                "file's root link); an arm from the same file has arm.root_link = this link "
+                "and is placed by the file's joint origins",
+            ),
         }
     ),
     "arm": Section(

@@ -289,3 +289,139 @@ def test_an_unknown_root_link_is_named_with_the_links_of_the_file(tmp_path):
     assert build_system(whole.config).arm_info.names == ["camera_pan", "j1", "j2"]
     with pytest.raises(ScenarioError, match="applies to a URDF arm"):
         build_system(load_scenario("station-keeping", ["arm.root_link='x'"]).config)
+
+
+# ------------------------------------------------------------------ the base from a URDF
+
+#: a whole servicer: a base link whose inertial frame is rotated, a deck fixed to it, and a
+#: two-joint arm hanging from the base link at a rotated joint origin
+SERVICER_URDF = """<?xml version="1.0"?>
+<robot name="servicer">
+  <link name="base_link"><inertial><origin xyz="0.02 -0.01 0.03" rpy="0.3 -0.2 0.5"/>
+    <mass value="40.0"/>
+    <inertia ixx="2.0" ixy="0.1" ixz="-0.05" iyy="2.5" iyz="0.08" izz="3.0"/></inertial></link>
+  <joint name="deck_joint" type="fixed"><parent link="base_link"/><child link="deck"/>
+    <origin xyz="0 0 0.3" rpy="0 0 0.4"/></joint>
+  <link name="deck"><inertial><origin xyz="0.05 0 0"/><mass value="5.0"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.25"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base_link"/><child link="upper"/>
+    <origin xyz="0.2 0.1 0.35" rpy="0.1 -0.4 0.2"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
+  <link name="upper"><inertial><origin xyz="0 0 0.15" rpy="0 0.3 0"/><mass value="2.0"/>
+    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.004"/></inertial></link>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
+    <limit lower="-2.5" upper="2.5" effort="30" velocity="2"/></joint>
+  <link name="fore"><inertial><origin xyz="0 0 0.12"/><mass value="1.2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.002"/></inertial></link>
+  <joint name="tool_joint" type="fixed"><parent link="fore"/><child link="tool"/>
+    <origin xyz="0 0 0.25"/></joint>
+  <link name="tool"/>
+</robot>
+"""
+
+SERVICER = """
+[scenario]
+name = "servicer"
+duration = 0.5
+[base]
+urdf = "servicer.urdf"
+link = "base_link"
+size = 0.6
+[arm]
+model = "servicer.urdf"
+root_link = "base_link"
+ee_frame = "tool"
+initial_joints_deg = [20.0, 40.0]
+[trajectory]
+type = "initial"
+[vscmg]
+enabled = false
+[thrusters]
+pwm = false
+"""
+
+
+def _rpy(r, p, y):
+    """Rz(y) Ry(p) Rx(r), by hand."""
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    Ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    return Rz @ Ry @ Rx
+
+
+@pytest.fixture
+def servicer(tmp_path):
+    (tmp_path / "servicer.urdf").write_text(SERVICER_URDF)
+    return _file(tmp_path, SERVICER)
+
+
+def test_the_base_from_a_urdf_link_is_its_inertial_turned_into_the_base_frame(servicer):
+    sy = build_system(load_scenario(servicer).config)
+    base = sy.controller_model
+    # by hand: the link's inertia in its inertial axes, turned by R I R^T, and the deck
+    # (fixed to the link) added by the parallel-axis theorem about the common CoM
+    I_link = np.array([[2.0, 0.1, -0.05], [0.1, 2.5, 0.08], [-0.05, 0.08, 3.0]])
+    R = _rpy(0.3, -0.2, 0.5)
+    c1, J1 = np.array([0.02, -0.01, 0.03]), R @ I_link @ R.T
+    Rd = _rpy(0.0, 0.0, 0.4)
+    c2 = np.array([0.0, 0.0, 0.3]) + Rd @ np.array([0.05, 0.0, 0.0])
+    J2 = Rd @ np.diag([0.1, 0.2, 0.25]) @ Rd.T
+    m = 45.0
+    c = (40.0 * c1 + 5.0 * c2) / m
+    J = np.zeros((3, 3))
+    for mi, ci, Ji in ((40.0, c1, J1), (5.0, c2, J2)):
+        d = ci - c
+        J += Ji + mi * (d @ d * np.eye(3) - np.outer(d, d))
+    assert base.body_names[0] == "base" and base.mass[0] == pytest.approx(m, rel=1e-15)
+    np.testing.assert_allclose(base.com[0], c, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(base.inertia_com[0], J, rtol=0, atol=1e-14)
+    # a rotated inertial frame matters: the tensor as written is not the answer
+    assert np.abs(J1 - I_link).max() > 0.1
+    # the arm from the same file: its joints, limits and placement are the file's
+    assert sy.arm_info.names == ["shoulder", "elbow"]
+    assert sy.arm_info.torque_limit.tolist() == [50.0, 30.0]
+    assert base.body_names[1:] == ("upper", "fore")
+
+
+def test_a_servicer_from_one_urdf_has_pinocchios_mass_matrix(servicer):
+    """The whole model (the base link and deck on a free flyer, the arm) against Pinocchio's
+    own parse of the file, at random configurations."""
+    from support.pin_compare import compare_state, pin_model_from_urdf
+
+    sy = build_system(load_scenario(servicer).config)
+    model = sy.controller_model
+    pm = pin_model_from_urdf(SERVICER_URDF, True, np.zeros(3))
+    pd = pm.createData()
+    assert tuple(pm.names[2:]) == ("shoulder", "elbow")
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(20):
+        q = model.random_configuration(rng, angle=np.pi)
+        v, a, tau = (rng.normal(size=model.nv) for _ in range(3))
+        err = compare_state(model, pm, pd, {}, q, v, a, tau)
+        worst = max(worst, err["mass_matrix"], err["inverse_dynamics"])
+    print(f"servicer from one URDF vs Pinocchio: worst relative error {worst:.2e}")
+    assert worst < 1e-12
+    # the run: the base holds, the arm holds its initial pose
+    res = run(load_scenario(servicer), progress=False)
+    assert res.status == "complete" and summarize(res)["base_pos_err_max"] < 1e-3
+
+
+def test_a_urdf_base_refuses_the_keys_it_replaces(servicer, tmp_path):
+    for override, keys in [
+        ("base.mass=30.0", "base.mass"),
+        ("base.inertia=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]", "base.inertia"),
+        ("arm.mount_xyz=[0.0, 0.0, 0.1]", "arm.mount_xyz"),
+        ("arm.root_link='upper'", "arm.root_link"),
+    ]:
+        with pytest.raises(ScenarioError) as e:
+            load_scenario(servicer, [override])
+        assert str(e.value).startswith(str(servicer)) and keys in str(e.value)
+    sc = load_scenario(servicer, ["base.link='bse_link'", "arm.root_link='bse_link'"])
+    with pytest.raises(ScenarioError) as e:
+        build_system(sc.config)
+    assert "base.link = 'bse_link' is not a link of servicer.urdf" in str(e.value)
+    assert "base_link, deck, upper, fore, tool" in str(e.value)
+    assert "did you mean 'base_link'" in str(e.value)
