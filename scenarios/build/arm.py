@@ -266,14 +266,27 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
 
 
 def with_payload(model: Model, a, ee: str) -> Model:
+    """The model with the payload (``arm.payload_mass`` > 0) fixed to ``arm.payload_link``
+    (a body or a frame of the arm; empty: the end-effector frame ``ee``), its centre of mass
+    and inertia given in that link's frame."""
     if a["payload_mass"] <= 0.0:
         return model
     m = float(a["payload_mass"])
-    if ee in {f.name for f in model.frames}:
-        f = model.frames[model.frame_index(ee)]
+    link = a.get("payload_link") or ee
+    frames = {f.name for f in model.frames}
+    on_base = {f.name for f in model.frames if int(f.body) == 0} | {model.body_names[0]}
+    arm_links = (frames | set(model.body_names[1:])) - on_base
+    if link not in arm_links:
+        why = " (it is the base's: add the payload to [base])" if link in on_base else ""
+        raise ScenarioError(
+            f"arm.payload_link = {link!r} is not a link of the arm{why}"
+            f"{did_you_mean(link, sorted(arm_links))}"
+        )
+    if link in frames:
+        f = model.frames[model.frame_index(link)]
         body, placement = f.body, f.placement
     else:
-        body, placement = model.body_index(ee), None
+        body, placement = model.body_index(link), None
     J = (
         inertia_matrix(a["payload_inertia"])
         if a["payload_inertia"]

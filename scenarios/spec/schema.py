@@ -145,10 +145,17 @@ SCHEMA = {
             ),
             "dh_convention": F("choice", "standard", choices=("standard", "modified")),
             "payload_mass": F(
-                "float", 0.0, "kg", min=0.0, doc="held at the end-effector (0: none)"
+                "float", 0.0, "kg", min=0.0, doc="held at arm.payload_link (0: none)"
             ),
             "payload_com": F(
-                "vec", [0.0, 0.0, 0.05], "m", length=3, doc="in the end-effector frame"
+                "vec", [0.0, 0.0, 0.05], "m", length=3, doc="in the payload_link's frame"
+            ),
+            "payload_link": F(
+                "str",
+                "",
+                doc="the arm link (a body or a frame: 'link3' of iiwa/dh, a URDF link) the "
+                "payload is fixed to; payload_com and payload_inertia are in its frame "
+                "(empty: the end-effector frame)",
             ),
             "payload_inertia": F(
                 "vec",
@@ -156,7 +163,8 @@ SCHEMA = {
                 "kg m^2",
                 length=6,
                 empty=True,
-                doc="Ixx, Iyy, Izz, Ixy, Ixz, Iyz about its CoM (empty: a 0.05 m solid sphere)",
+                doc="Ixx, Iyy, Izz, Ixy, Ixz, Iyz about its CoM, payload_link's axes (empty: a "
+                "0.05 m solid sphere)",
             ),
         }
     ),

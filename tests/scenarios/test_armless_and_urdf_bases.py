@@ -425,3 +425,84 @@ def test_a_urdf_base_refuses_the_keys_it_replaces(servicer, tmp_path):
     assert "base.link = 'bse_link' is not a link of servicer.urdf" in str(e.value)
     assert "base_link, deck, upper, fore, tool" in str(e.value)
     assert "did you mean 'base_link'" in str(e.value)
+
+
+# ------------------------------------------------------------------ a payload on any link
+
+PAYLOAD = ["arm.payload_mass=2.0", "arm.payload_com=[0.01, 0.02, 0.03]",
+           "arm.payload_inertia=[0.01, 0.02, 0.015, 0.001, 0.0, 0.002]"]  # fmt: skip
+
+
+def _merged(model, k, mass, com, inertia):
+    """``model`` with the payload merged into body k by the parallel-axis theorem (by hand)."""
+    from dqspace.multibody import Body, Model
+
+    bodies = model.bodies()
+    b = bodies[k]
+    m = b.mass + mass
+    c = (b.mass * b.com + mass * com) / m
+    J = np.zeros((3, 3))
+    for mi, ci, Ji in ((b.mass, b.com, b.inertia), (mass, com, inertia)):
+        d = ci - c
+        J += Ji + mi * (d @ d * np.eye(3) - np.outer(d, d))
+    bodies[k] = Body(b.name, b.parent, b.joint, m, c, J)
+    return Model.build(bodies, model.frames)
+
+
+def _same_mass_matrices(a, b, seed=0, n=5):
+    from dqspace.multibody import mass_matrix
+
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        q = a.random_configuration(rng)
+        Ma, Mb = mass_matrix(a, q), mass_matrix(b, q)
+        np.testing.assert_allclose(Ma, Mb, rtol=0, atol=1e-12 * np.abs(Mb).max())
+
+
+def test_a_payload_on_link_k_is_that_link_made_heavier():
+    from dqspace.scenarios.build.arm import arm, base_body, inertia_matrix
+
+    cfg = load_scenario("station-keeping", [*PAYLOAD, "arm.payload_link='link3'"]).config
+    with_payload, _ = arm(cfg, base_body(cfg))
+    bare_cfg = load_scenario("station-keeping").config
+    bare, _ = arm(bare_cfg, base_body(bare_cfg))
+    k = bare.body_index("link3")
+    assert with_payload.body_names[-1] == "payload" and int(with_payload.parent[-1]) == k
+    J = inertia_matrix([0.01, 0.02, 0.015, 0.001, 0.0, 0.002])
+    ref = _merged(bare, k, 2.0, np.array([0.01, 0.02, 0.03]), J)
+    _same_mass_matrices(with_payload, ref)
+    # on another link it is another system (the comparison can fail)
+    other = _merged(bare, k + 1, 2.0, np.array([0.01, 0.02, 0.03]), J)
+    from dqspace.multibody import mass_matrix
+
+    q = bare.random_configuration(np.random.default_rng(1))
+    assert np.abs(mass_matrix(with_payload, q) - mass_matrix(other, q)).max() > 1e-3
+    # the default is the end-effector, as before
+    ee_cfg = load_scenario("station-keeping", PAYLOAD).config
+    at_ee, _ = arm(ee_cfg, base_body(ee_cfg))
+    assert int(at_ee.parent[-1]) == bare.frames[bare.frame_index("ee")].body
+
+
+def test_a_payload_on_a_urdf_frame_is_placed_in_that_frame(servicer):
+    """``tool`` is a frame of the ``fore`` body, 0.25 m along its z: the payload's CoM given
+    in ``tool`` is 0.25 m further in ``fore``."""
+    from dqspace.scenarios.build.arm import arm, base_body, inertia_matrix
+
+    sc = load_scenario(servicer, [*PAYLOAD, "arm.payload_link='tool'"])
+    with_payload, _ = arm(sc.config, base_body(sc.config))
+    bare_cfg = load_scenario(servicer).config
+    bare, _ = arm(bare_cfg, base_body(bare_cfg))
+    k = bare.body_index("fore")
+    J = inertia_matrix([0.01, 0.02, 0.015, 0.001, 0.0, 0.002])
+    ref = _merged(bare, k, 2.0, np.array([0.01, 0.02, 0.03 + 0.25]), J)
+    _same_mass_matrices(with_payload, ref)
+
+
+def test_an_unknown_payload_link_is_named():
+    from dqspace.scenarios.build.arm import arm, base_body
+
+    for link, text in [("link33", "did you mean 'link3'"), ("base", "add the payload to [base]")]:
+        cfg = load_scenario("station-keeping", [*PAYLOAD, f"arm.payload_link='{link}'"]).config
+        with pytest.raises(ScenarioError, match=f"arm.payload_link = '{link}'") as e:
+            arm(cfg, base_body(cfg))
+        assert text in str(e.value)
