@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -255,7 +256,9 @@ class NoArm:
 
     n = 0
 
-    def __call__(self, t, state, reference=None, *, base_force=None) -> NoArmCommand:
+    def __call__(
+        self, t: float, state: State, reference: Any = None, *, base_force: Any = None
+    ) -> NoArmCommand:
         identity = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
         return NoArmCommand(np.zeros(0), np.zeros(0), PoseError(identity, np.zeros(6), np.zeros(6)))
 
