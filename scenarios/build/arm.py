@@ -84,9 +84,9 @@ def inertia_matrix(six) -> NDArray[np.float64]:
 
 def urdf_base_model(cfg) -> Model:
     """``base.urdf``: the file's subtree from ``base.link`` (the file's root when empty) on a
-    free joint: its body 0 is the base (the link and every link fixed to it, merged as the
-    URDF builder and Pinocchio do), its other bodies the arm an arm from the same file
-    is.  An unknown link is a ScenarioError naming the file's links."""
+    free joint.  Its body 0 is the base (the link and every link fixed to it, merged as the
+    URDF builder and Pinocchio do); its other bodies are the arm when the arm comes from the
+    same file.  An unknown link is a ScenarioError naming the file's links."""
     b = cfg["base"]
     path = Path(b["urdf"])
     if not path.is_file():
@@ -110,7 +110,7 @@ def urdf_base_model(cfg) -> Model:
 def base_body(cfg) -> Body:
     b = cfg["base"]
     joint = Joint(JointType.FREE, name="base")
-    if b["urdf"]:  # the mass properties of a URDF link (and the links fixed to it)
+    if b.get("urdf"):  # the mass properties of a URDF link (and the links fixed to it)
         m = urdf_base_model(cfg)
         return Body("base", None, joint, float(m.mass[0]), m.com[0].copy(), m.inertia_com[0])
     if b["inertia"]:
@@ -212,7 +212,7 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
             raise ScenarioError(f"arm.model = {src!r}: {exc}") from None
         base_model = Model.build([base])
         try:
-            if src == cfg["base"]["urdf"]:  # the base's file: the arm hangs from its link
+            if src == cfg["base"].get("urdf"):  # the base's file: the arm hangs from its link
                 whole = urdf_base_model(cfg)
                 model = Model.build([base, *whole.bodies()[1:]], whole.frames)
             else:

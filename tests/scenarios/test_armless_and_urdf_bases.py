@@ -6,6 +6,7 @@ impulse), the base law computed directly by :class:`~dqspace.control.BaseControl
 compiled flight software's arm-less law against it), strict JSON for the manifest.
 """
 
+import dataclasses
 import json
 import math
 import textwrap
@@ -128,6 +129,10 @@ def test_the_arm_metrics_of_an_armless_base_are_not_measured(kicked):
     assert "tracking" not in names and {"disturbance_rejection", "wheels"} <= names
 
 
+class _PythonBase(BaseController):
+    """The built-in base law as a user's class (runs in Python)."""
+
+
 def test_the_compiled_armless_flight_software_is_the_base_law(kicked):
     """The compiled tick (the base law alone, no IK) against BaseController called on the
     same state with no arm acceleration, at random states."""
@@ -140,6 +145,11 @@ def test_the_compiled_armless_flight_software_is_the_base_law(kicked):
         PDGains(kp_rot=bc["kp_rot"], kd_rot=bc["kd_rot"], kp_trans=bc["kp_trans"],
                 kd_trans=bc["kd_trans"]),
     )  # fmt: skip
+    # the same law as a user's class (a subclass runs in Python, through the law stage)
+    python = flight_software(
+        dataclasses.replace(sy, base=_PythonBase(sy.controller_model, direct.gains))
+    )
+    assert not python.compiled
     rng = np.random.default_rng(3)
     nq_c = sy.controller_model.nq
     for _ in range(5):
@@ -150,6 +160,7 @@ def test_the_compiled_armless_flight_software_is_the_base_law(kicked):
         out = fsw.step(0.0, q, v)
         cmd = direct(0.0, State(q[:nq_c], v[:6]), sy.base_reference, arm_acc=np.zeros(0))
         np.testing.assert_allclose(out.law.wrench, cmd.wrench, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(python.step(0.0, q, v).law.wrench, cmd.wrench, atol=1e-12)
         assert out.law.tau.shape == (0,) and out.commands.arm_tau.shape == (0,)
 
 
