@@ -27,7 +27,14 @@ from .._numba_cache import install as _install_kernel_cache
 _install_kernel_cache()  # before any compiled function is defined
 
 
-from .arm import ArmCommand, ArmController, JointCommand, JointComputedTorque, JointGains
+from .arm import (
+    ArmCommand,
+    ArmController,
+    JointCommand,
+    JointComputedTorque,
+    JointGains,
+    NoArm,
+)
 from .base import BaseCommand, BaseController
 from .base_integral import BasePIDController, IntegralGains
 from .disturbance_observer import BaseDOBController
@@ -65,6 +72,7 @@ __all__ = [
     "LEMNISCATE_ORIENTATION",
     "ArmCommand",
     "ArmController",
+    "NoArm",
     "BaseCommand",
     "BaseController",
     "BaseDOBController",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -52,7 +53,15 @@ from .pd import State, checked_state
 from .pose_error import PoseError, pose_error_kernel
 from .trajectories import JointReference, PoseReference
 
-__all__ = ["JointGains", "JointCommand", "JointComputedTorque", "ArmCommand", "ArmController"]
+__all__ = [
+    "JointGains",
+    "JointCommand",
+    "JointComputedTorque",
+    "ArmCommand",
+    "ArmController",
+    "NoArm",
+    "NoArmCommand",
+]
 
 
 @dataclass(frozen=True)
@@ -227,6 +236,31 @@ class ArmCommand:
     joint_error: np.ndarray
     task_error: PoseError
     ik: IKResult
+
+
+@dataclass(frozen=True)
+class NoArmCommand:
+    """Output of :class:`NoArm`: no joint torque, no planned joint acceleration (both
+    (0,)), and no end-effector error (``task_error`` the identity, zero log and twist)."""
+
+    tau: np.ndarray
+    acc: np.ndarray
+    task_error: PoseError
+
+
+class NoArm:
+    """The arm controller of a system without an arm (``arm.model = "none"``): there is no
+    joint to command, no inverse kinematics and no end-effector task.  Called as any arm
+    controller, ``arm(t, state, reference, *, base_force=None)``; the reference is
+    ignored.  The flight software runs the base law alone for it (compiled)."""
+
+    n = 0
+
+    def __call__(
+        self, t: float, state: State, reference: Any = None, *, base_force: Any = None
+    ) -> NoArmCommand:
+        identity = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        return NoArmCommand(np.zeros(0), np.zeros(0), PoseError(identity, np.zeros(6), np.zeros(6)))
 
 
 class ArmController:

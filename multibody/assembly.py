@@ -7,12 +7,17 @@ composed with the mount; bodies, joints and frames keep their names.
 
 :func:`urdf_joint_limits` reads the ``<limit>`` of every movable joint of a URDF (the model
 builder ignores them): position range, effort and velocity.
+
+:func:`urdf_links` lists a URDF's links; :func:`urdf_subtree` keeps the part of a URDF
+below one link (that link as the root), e.g. the arm of a URDF that describes a whole
+servicer or a pedestal above the arm.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +27,7 @@ from ..dq import dq_identity, dq_mul
 from .model import Body, Frame, Joint, JointType, Model
 from .urdf import _read_root
 
-__all__ = ["mount_arm", "JointLimits", "urdf_joint_limits"]
+__all__ = ["mount_arm", "JointLimits", "urdf_joint_limits", "urdf_links", "urdf_subtree"]
 
 
 def mount_arm(
@@ -133,3 +138,52 @@ def urdf_joint_limits(path_or_xml_string: str | bytes | os.PathLike) -> dict[str
         velocity = math.inf if velocity is None or velocity <= 0 else velocity
         out[name] = JointLimits(lo, hi, effort, velocity)
     return out
+
+
+def urdf_links(path_or_xml_string: str | bytes | os.PathLike) -> list[str]:
+    """The names of a URDF's links, in the file's order."""
+    root = _read_root(path_or_xml_string)
+    return [el.get("name") for el in root.findall("link") if el.get("name")]
+
+
+def urdf_subtree(path_or_xml_string: str | bytes | os.PathLike, link: str) -> str:
+    """The URDF text of the subtree of ``link``: that link (the new root), every link below
+    it and the joints between them; the joint above ``link`` and everything not below it
+    are left out (other top-level elements, such as materials, are kept).  A URDF whose
+    root is ``link`` comes back whole.
+
+    Raises
+    ------
+    ValueError : no link named ``link`` (the message lists the links)
+    """
+    root = _read_root(path_or_xml_string)
+    names = [el.get("name") for el in root.findall("link")]
+    if link not in names:
+        raise ValueError(f"no link named {link!r}; links: {names}")
+    children: dict = {}
+    for j in root.findall("joint"):
+        p, c = j.find("parent"), j.find("child")
+        if p is not None and c is not None:
+            children.setdefault(p.get("link"), []).append(c.get("link"))
+    keep, stack = set(), [link]
+    while stack:  # every link below `link` (a cycle is the model builder's to report)
+        n = stack.pop()
+        if n not in keep:
+            keep.add(n)
+            stack.extend(children.get(n, []))
+    out = ET.Element(root.tag, root.attrib)
+    for el in root:
+        if el.tag == "link":
+            if el.get("name") in keep:
+                out.append(el)
+        elif el.tag == "joint":
+            p, c = el.find("parent"), el.find("child")
+            ends = (
+                p.get("link") if p is not None else None,
+                c.get("link") if c is not None else None,
+            )
+            if ends[0] in keep and ends[1] in keep and ends[1] != link:
+                out.append(el)
+        else:
+            out.append(el)
+    return ET.tostring(out, encoding="unicode")

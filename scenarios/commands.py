@@ -34,7 +34,7 @@ from .exits import NOT_MET as EXIT_NOT_MET
 from .exits import OK, RUN_FAILED, UserError, fail
 from .exits import UNDECIDED as EXIT_UNDECIDED
 from .figures.units import format_quantity, format_sweep_table
-from .sim.metrics import METRICS, run_transient
+from .sim.metrics import ARM_METRICS, METRICS, has_arm, run_transient
 from .spec.config import embedded_scenarios, is_plain_name
 from .spec.scenario import load_scenario
 from .spec.variants import load_grid_file, load_samples_file, make_variants
@@ -83,6 +83,9 @@ def _print_metrics(metrics, res=None):
     for name, value in metrics.items():
         unit = METRICS.get(name, ("-",))[0]
         print(f"  {name:24s} {format_quantity(value, unit, kind=name)}")
+    if res is not None and not has_arm(res):
+        print(f"  ({', '.join(ARM_METRICS)}: not measured, the system has no arm)")
+        return
     windowed = [m for m in ("ee_rms", "ee_max") if m in metrics and metrics[m] != metrics[m]]
     if windowed and res is not None and len(res.t) and res.t[-1] < run_transient(res):
         print(

@@ -54,6 +54,7 @@ from ...dq import swap
 from ..arm import (
     ArmCommand,
     ArmController,
+    NoArm,
     joint_acceleration_kernel,
     joint_reference_kernel,
     joint_torque_kernel,
@@ -67,7 +68,7 @@ from ..base import (
     reaction_kernel,
 )
 from ..ik import IK_STATUSES, LIMIT_TOL, IKResult
-from ..pd import PDGains, State
+from ..pd import PDGains, State, checked_state
 from ..pose_error import PoseError
 from ..trajectories import JointReference
 
@@ -77,6 +78,7 @@ __all__ = [
     "LawWork",
     "law_work",
     "station_keeping_kernel",
+    "base_only_kernel",
     "register_base_law",
     "BASE_LAWS",
 ]
@@ -279,11 +281,30 @@ class StationKeepingLaw:
 
     @property
     def compiled(self) -> bool:
-        """True when both controllers are the built-in ones (:class:`ArmController`,
-        :class:`BaseController`): the tick then runs as :func:`station_keeping_kernel`."""
-        return type(self.arm) is ArmController and type(self.base) in BASE_LAWS
+        """True when both controllers are the built-in ones (:class:`ArmController`, or
+        :class:`~dqspace.control.arm.NoArm` for a system without an arm, and a registered
+        base law): the tick then runs as :func:`station_keeping_kernel` (or
+        :func:`base_only_kernel`)."""
+        return type(self.arm) in (ArmController, NoArm) and type(self.base) in BASE_LAWS
 
     def _compiled(self, t, state, base_reference, arm_reference):
+        if type(self.arm) is NoArm:
+            q, v = checked_state(self.base.model, state)
+            w = law_work(0)
+            base_only_kernel(
+                self.base.kernel_params(), self.base.kernel_state(), self.feedforward, t, q, v,
+                base_reference.pose, base_reference.twist, base_reference.acc, w,
+            )  # fmt: skip
+            return LawOutput(
+                w.wrench.copy(), w.tau.copy(), w.feedforward.copy(), w.reaction.copy(),
+                BaseCommand(
+                    wrench=w.wrench.copy(), feedback=w.feedback.copy(),
+                    feedforward=w.feedforward.copy(),
+                    error=PoseError(w.base_dq.copy(), w.base_log.copy(), w.base_twist.copy()),
+                    compensation=w.compensation.copy(),
+                ),
+                self.arm(t, state), w.compensation.copy(),
+            )  # fmt: skip
         q, v = self.arm.law._state(state)
         w = law_work(self.arm.law.n)
         self.arm.seed = np.array(self.arm.seed, dtype=float)
@@ -363,6 +384,33 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
         A.ints, A.reals, A.gravity, A.floating, A.v0, q, v, w.acc, True, u_b, w.tau, w.base_acc
     )
     task_error_kernel(A, q, v, arm_pose, arm_twist, w.ee_dq, w.ee_log, w.ee_twist)
+
+
+@njit(cache=True)
+def base_only_kernel(B, base_state, feedforward, t, q, v, base_pose, base_twist, base_acc, w):
+    """One tick of :class:`StationKeepingLaw` for a system without an arm (its arm
+    controller :class:`~dqspace.control.arm.NoArm`), compiled: the base law alone, as in
+    :func:`station_keeping_kernel` with no joint (no inverse kinematics, no joint torque).
+    ``B`` the base's ``BaseLawParams``, ``q``, ``v`` the controller model's state (the base
+    and its locked devices), the base reference (inertial) a pose (8,), twist and
+    acceleration (6,).  Writes the base's arrays of ``w`` (:data:`LawWork` of 0 joints): the
+    wrench (with ``feedforward``: the reference acceleration carried into the base frame and
+    the base's own gyroscopic term), its parts, the "reaction" (its feedforward negated, as
+    for an arm at rest), the compensation; the end-effector error is the identity."""
+    _base_law(
+        B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
+        w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
+    )  # fmt: skip
+    if feedforward:
+        for j in range(6):
+            w.reaction[j] = -w.feedforward[j]
+    else:
+        reaction_kernel(B.ints, B.reals, B.gravity, q, v, np.zeros(6), w.acc, w.reaction)
+    _base_compensation(B, base_state, w.compensation)
+    w.ee_dq[:] = 0.0
+    w.ee_dq[0] = 1.0
+    w.ee_log[:] = 0.0
+    w.ee_twist[:] = 0.0
 
 
 register_base_law(BaseController, BaseLawParams, pd_base_law_kernel)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..arm import NoArm
 from ..trajectories import sample_trajectory
 from .actuation import ActuationState, actuation_work
 from .interfaces import Commands, Estimate, command_arrays, estimate_arrays
@@ -34,6 +35,7 @@ from .tick import (
     PYTHON_RAISED,
     STAGE_KERNELS,
     STAGE_RAISED,
+    CompiledBaseLaw,
     CompiledLaw,
     FlightParams,
     FlightState,
@@ -96,7 +98,10 @@ class FlightSoftware:
         n, S = index.arm_v.shape[0], actuation.thrusters.H.shape[1]
         K, W = actuation.vscmg.geometry.A_g0.shape[1], actuation.wheels.A.shape[1]
         self.n, self.S, self.K, self.W = n, S, K, W
-        if law.compiled:
+        if law.compiled and type(law.arm) is NoArm:  # no arm: the base law alone
+            law_block = CompiledBaseLaw(law.base.kernel_params(), law.feedforward)
+            seed, base_state = np.zeros(0), law.base.kernel_state()
+        elif law.compiled:
             law_block = CompiledLaw(
                 law.arm.kernel_params(), law.base.kernel_params(), law.feedforward
             )
@@ -164,7 +169,8 @@ class FlightSoftware:
     def compiled(self) -> bool:
         """True when no stage of the tick runs in Python (the built-in controllers and the
         fast allocation, with or without sensors)."""
-        return isinstance(self.params.law, CompiledLaw) and self.params.alloc is None
+        compiled = isinstance(self.params.law, (CompiledLaw, CompiledBaseLaw))
+        return compiled and self.params.alloc is None
 
     @property
     def sensing(self) -> bool:

@@ -24,7 +24,8 @@
 Each stage is chosen by the type of its block in :data:`FlightParams`, when the tick is
 compiled: ``nav`` a :data:`~dqspace.control.flight.navigation.NavigationParams` or
 ``None`` (perfect knowledge: no filter is compiled); ``law`` a :data:`CompiledLaw` (the
-built-in controllers) or a :data:`~dqspace.control.flight.python_stage.PythonLaw`;
+built-in controllers), a :data:`CompiledBaseLaw` (the base law of a system without an arm)
+or a :data:`~dqspace.control.flight.python_stage.PythonLaw`;
 ``alloc`` ``None`` (the fast allocation) or a
 :data:`~dqspace.control.flight.python_stage.PythonAllocation`.  A stage in Python runs in
 numba's object mode, inside the same compiled tick: there is one composition, for the
@@ -47,7 +48,7 @@ from numba.extending import overload
 
 from ..._jit import signature_on_first_call
 from .actuation import actuation_kernel, demand_kernel
-from .law import station_keeping_kernel
+from .law import base_only_kernel, station_keeping_kernel
 from .navigation import (
     filter_kernel,
     planned_acceleration_kernel,
@@ -61,6 +62,7 @@ __all__ = [
     "FlightState",
     "TickWork",
     "CompiledLaw",
+    "CompiledBaseLaw",
     "Stages",
     "STAGE_KERNELS",
     "stage_arguments",
@@ -94,6 +96,12 @@ Stages = namedtuple("Stages", ["know", "laws", "actuate"])
 #: :data:`~dqspace.control.base.BaseLawParams`, ``feedforward`` (bool) feed the arm's
 #: reaction forward to the base.
 CompiledLaw = namedtuple("CompiledLaw", ["arm", "base", "feedforward"])
+
+#: The law stage of a system without an arm (its arm controller
+#: :class:`~dqspace.control.arm.NoArm`): the built-in base law alone
+#: (:func:`~dqspace.control.flight.law.base_only_kernel`); ``base`` its
+#: :data:`~dqspace.control.base.BaseLawParams`, ``feedforward`` (bool).
+CompiledBaseLaw = namedtuple("CompiledBaseLaw", ["base", "feedforward"])
 
 #: What the flight software is, constant over a run but for the thrusters' health:
 #: ``index`` (:data:`~dqspace.control.flight.interfaces.PlantIndex`, what the sensors
@@ -284,6 +292,17 @@ def _laws_typed(law, seed, base_state, t, est, arm_ref, base_ref, w):
             return PYTHON_RAISED if failed else OK
 
         return python
+
+    if isinstance(law, types.BaseNamedTuple) and law.instance_class is CompiledBaseLaw:
+
+        def base_only(law, seed, base_state, t, est, arm_ref, base_ref, w):
+            base_only_kernel(
+                law.base, base_state, law.feedforward, t, est.q, est.v, base_ref[:8],
+                base_ref[8:14], base_ref[14:20], w,
+            )  # fmt: skip
+            return OK
+
+        return base_only
 
     def built_in(law, seed, base_state, t, est, arm_ref, base_ref, w):
         station_keeping_kernel(

@@ -25,7 +25,7 @@ from ...multibody import (
     model_from_urdf,
     models,
 )
-from ...multibody.assembly import mount_arm, urdf_joint_limits
+from ...multibody.assembly import mount_arm, urdf_joint_limits, urdf_links, urdf_subtree
 from ..spec.config import ScenarioError, did_you_mean
 
 __all__ = [
@@ -33,10 +33,13 @@ __all__ = [
     "IIWA_TORQUE_LIMITS",
     "IIWA_RATE_LIMITS_DEG",
     "inertia_matrix",
+    "urdf_base_model",
     "base_body",
     "per_joint",
     "joint_values",
     "arm",
+    "no_arm",
+    "urdf_arm",
     "with_payload",
     "true_arm",
     "initial_joints",
@@ -91,16 +94,44 @@ def _body_error(exc, keys) -> ScenarioError:
     return ScenarioError(f"{keys.get(what.split(' ', 1)[0], keys['inertia'])}: {text}")
 
 
+def urdf_base_model(cfg) -> Model:
+    """``base.urdf``: the file's subtree from ``base.link`` (the file's root when empty) on a
+    free joint.  Its body 0 is the base (the link and every link fixed to it, merged as the
+    URDF builder and Pinocchio do); its other bodies are the arm when the arm comes from the
+    same file.  An unknown link is a ScenarioError naming the file's links."""
+    b = cfg["base"]
+    path = Path(b["urdf"])
+    if not path.is_file():
+        raise ScenarioError(f"base.urdf = {b['urdf']!r}: no such URDF file")
+    data = path.read_bytes()
+    try:
+        links = urdf_links(data)
+        link = b["link"] or (links[0] if links else "")
+        if link and link not in links:
+            raise ScenarioError(
+                f"base.link = {link!r} is not a link of {path.name} (its links: "
+                f"{', '.join(links)}){did_you_mean(link, links)}"
+            )
+        return model_from_urdf(urdf_subtree(data, link) if b["link"] else data, floating=True)
+    except ScenarioError:
+        raise
+    except ValueError as exc:
+        raise ScenarioError(f"base.urdf = {b['urdf']!r}: {exc}") from None
+
+
 def base_body(cfg) -> Body:
     """The base as a body; its mass, centre of mass and inertia checked as the model checks
     them (positive, an inertia a rigid body has: the triangle inequality), a ScenarioError
     naming the key."""
     b = cfg["base"]
+    joint = Joint(JointType.FREE, name="base")
+    if b.get("urdf"):  # the mass properties of a URDF link (and the links fixed to it)
+        m = urdf_base_model(cfg)
+        return Body("base", None, joint, float(m.mass[0]), m.com[0].copy(), m.inertia_com[0])
     if b["inertia"]:
         J = inertia_matrix(b["inertia"])
     else:
         J = b["mass"] * b["size"] ** 2 / 6.0 * np.eye(3)  # a uniform cube
-    joint = Joint(JointType.FREE, name="base")
     body = Body("base", None, joint, b["mass"], np.asarray(b["com"], float), J)
     try:
         Model.build([body])
@@ -122,11 +153,39 @@ def per_joint(values, n, default, key):
     return np.asarray(values, float)
 
 
+def urdf_arm(data: bytes, root_link: str, file_name: str):
+    """The URDF of the arm: the whole file, or with ``arm.root_link`` the subtree from that
+    link (the link fixed to the base's mount; a pedestal or a "world" link above it is left
+    out).  An unknown link is a ScenarioError naming it and listing the file's links."""
+    if not root_link:
+        return data
+    links = urdf_links(data)
+    if root_link not in links:
+        raise ScenarioError(
+            f"arm.root_link = {root_link!r} is not a link of {file_name} (its links: "
+            f"{', '.join(links)}){did_you_mean(root_link, links)}"
+        )
+    return urdf_subtree(data, root_link)
+
+
+def no_arm(base: Body) -> tuple[Model, ArmInfo]:
+    """``arm.model = "none"``: the base alone, an :class:`ArmInfo` of 0 joints (no
+    end-effector frame: ``ee_frame`` is empty)."""
+    empty = np.zeros(0)
+    return Model.build([base]), ArmInfo([], empty, empty, empty, empty, "", "none")
+
+
 def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
     a = cfg["arm"]
+    if a["model"] == "none":
+        return no_arm(base)
     mount = dq_from_rpy_deg(a["mount_rpy_deg"], a["mount_xyz"])
     src = a["model"]
     sha = ""
+    if a["root_link"] and src in ("iiwa", "dh"):
+        raise ScenarioError(
+            f"arm.root_link = {a['root_link']!r} applies to a URDF arm (arm.model = {src!r})"
+        )
     if src == "iiwa":
         model = arm_from_dh(models.IIWA_DH, models.IIWA_LINKS, base=base, mount=mount, flange="ee")
         lower, upper = IIWA_JOINT_LIMITS[:, 0], IIWA_JOINT_LIMITS[:, 1]
@@ -163,17 +222,25 @@ def arm(cfg, base: Body) -> tuple[Model, ArmInfo]:
     else:
         path = Path(src)
         if not path.is_file():
-            raise ScenarioError(f"arm.model = {src!r}: no such URDF file (or 'iiwa', 'dh')")
+            raise ScenarioError(f"arm.model = {src!r}: no such URDF file (or 'iiwa', 'dh', 'none')")
         data = path.read_bytes()
         sha = hashlib.sha256(data).hexdigest()
         try:
-            arm_model = model_from_urdf(data)
+            arm_model = model_from_urdf(urdf_arm(data, a["root_link"], path.name))
             lim = urdf_joint_limits(data)
+        except ScenarioError:
+            raise
         except ValueError as exc:
             raise ScenarioError(f"arm.model = {src!r}: {exc}") from None
         base_model = Model.build([base])
         try:
-            model = mount_arm(base_model, arm_model, mount)
+            if src == cfg["base"].get("urdf"):  # the base's file: the arm hangs from its link
+                whole = urdf_base_model(cfg)
+                model = Model.build([base, *whole.bodies()[1:]], whole.frames)
+            else:
+                model = mount_arm(base_model, arm_model, mount)
+        except ScenarioError:
+            raise
         except ValueError as exc:
             raise ScenarioError(f"arm.model = {src!r}: {exc}") from None
         movable = [
@@ -235,14 +302,27 @@ def joint_values(values, prismatic, key):
 
 
 def with_payload(model: Model, a, ee: str) -> Model:
+    """The model with the payload (``arm.payload_mass`` > 0) fixed to ``arm.payload_link``
+    (a body or a frame of the arm; empty: the end-effector frame ``ee``), its centre of mass
+    and inertia given in that link's frame."""
     if a["payload_mass"] <= 0.0:
         return model
     m = float(a["payload_mass"])
-    if ee in {f.name for f in model.frames}:
-        f = model.frames[model.frame_index(ee)]
+    link = a.get("payload_link") or ee
+    frames = {f.name for f in model.frames}
+    on_base = {f.name for f in model.frames if int(f.body) == 0} | {model.body_names[0]}
+    arm_links = (frames | set(model.body_names[1:])) - on_base
+    if link not in arm_links:
+        why = " (it is the base's: add the payload to [base])" if link in on_base else ""
+        raise ScenarioError(
+            f"arm.payload_link = {link!r} is not a link of the arm{why}"
+            f"{did_you_mean(link, sorted(arm_links))}"
+        )
+    if link in frames:
+        f = model.frames[model.frame_index(link)]
         body, placement = f.body, f.placement
     else:
-        body, placement = model.body_index(ee), None
+        body, placement = model.body_index(link), None
     J = (
         inertia_matrix(a["payload_inertia"])
         if a["payload_inertia"]

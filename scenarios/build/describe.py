@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["figure_facts", "open_loop_figure_facts"]
 
-#: the arm sources that are not a URDF file (no visuals to read)
-_BUILT_IN_ARMS = ("iiwa", "dh", "")
+#: the arm sources that are not a URDF file (no visuals to read; "none": no arm)
+_BUILT_IN_ARMS = ("iiwa", "dh", "none", "")
 
 
 def _floats(x) -> list[float]:

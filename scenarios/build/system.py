@@ -39,7 +39,8 @@ from ...actuators import (
     SteeringLaw,
     ThrusterSet,
 )
-from ...control import ConstantPose
+from ...control import ConstantPose, NoArm
+from ...dq import dq_identity
 from ...multibody import Body, Model, frame_pose
 from ..spec.config import ScenarioError
 from . import controllability, controllers, devices
@@ -154,17 +155,24 @@ def build_system(cfg) -> System:
     seed = np.zeros(info.n)
     if cfg["arm"]["initial_joints_deg"]:  # deg for a revolute joint, m for a prismatic one
         seed = joint_values(cfg["arm"]["initial_joints_deg"], info.prismatic, "initial_joints_deg")
-    if cfg["trajectory"]["type"] == "initial":
+    if info.n == 0:  # no arm (arm.model = "none"): no end-effector task, no arm law
+        trajectory = ConstantPose(dq_identity())  # what the flight software samples
+        joints0 = np.zeros(0)
+    elif cfg["trajectory"]["type"] == "initial":
         qa = controller_model.neutral_configuration()
         qa[8 : 8 + info.n] = seed
         trajectory = ConstantPose(frame_pose(controller_model, qa, info.ee_frame))
     else:
         trajectory = controllers.trajectory(cfg)
-    joints0 = initial_joints(
-        controller_model, trajectory(0.0).pose, seed, info, where=start_pose_keys(cfg)
-    )
+    if info.n:
+        joints0 = initial_joints(
+            controller_model, trajectory(0.0).pose, seed, info, where=start_pose_keys(cfg)
+        )
     base_ctrl = controllers.base_controller(cfg, controller_model)
-    arm_ctrl = controllers.arm_controller(cfg, controller_model, info, joints0)
+    if info.n:
+        arm_ctrl = controllers.arm_controller(cfg, controller_model, info, joints0)
+    else:
+        arm_ctrl = NoArm()
 
     q0 = plant.neutral_configuration()
     q0[8 : 8 + info.n] = joints0

@@ -47,11 +47,12 @@ def posed_vertices(scene: Scene):
     for j, q in enumerate(scene.q):
         kin = forward_kinematics(model, q)
         T_all.append(transform_from_dq(kin.pose))
-        ee[j] = (
-            transform_from_dq(kin.frame_pose[fi])[:3, 3]
-            if fi is not None
-            else transform_from_dq(kin.pose[model.body_index(scene.ee_frame)])[:3, 3]
-        )
+        if fi is not None:
+            ee[j] = transform_from_dq(kin.frame_pose[fi])[:3, 3]
+        elif scene.ee_frame:
+            ee[j] = transform_from_dq(kin.pose[model.body_index(scene.ee_frame)])[:3, 3]
+        else:  # no end-effector (a system without an arm)
+            ee[j] = np.nan
     T_all = np.asarray(T_all)  # (nF, nb, 4, 4)
     out = {}
     for g, parts in scene.parts.items():

@@ -125,7 +125,7 @@ class RecordedPlant:
     Attributes
     ----------
     model : Model, the plant (``plant_model``)
-    ee_frame : str, a frame or body of the model
+    ee_frame : str, a frame or body of the model ("": none, a system without an arm)
     base_size : float [m], the base cube's edge
     urdf : dict or None, ``{"path", "sha256"}`` of a URDF arm
     thrusters : list of dict, ``position``, ``direction`` (3,) [m, -], ``max_thrust`` [N]
@@ -209,7 +209,7 @@ def recorded_plant(res) -> RecordedPlant:
         _fail("scene", "expected a table")
     ee = scene.get("ee_frame")
     names = {f.name for f in model.frames} | set(model.body_names)
-    if type(ee) is not str or ee not in names:
+    if type(ee) is not str or (ee not in names and ee != ""):  # "": no arm, no end-effector
         _fail("ee_frame", f"{ee!r:.60} is not a frame or body of the recorded plant")
     urdf = scene.get("urdf")
     if urdf is not None and not (
@@ -287,8 +287,8 @@ def _ee_paths(res, q_all, idx):
         ee = np.asarray(res["ee_pos_I"], float)[idx]
         ref = np.asarray(res["ee_ref_I"], float) if "ee_ref_I" in res else None
         return ee, ref, (ref[idx] if ref is not None else None)
-    if "ee_pos" not in res:
-        return None, None, None
+    if "ee_pos" not in res or not np.isfinite(np.asarray(res["ee_pos"], float)).any():
+        return None, None, None  # no end-effector recorded (a system without an arm)
     ok = np.all(np.isfinite(q_all), axis=1)
     T = base_transforms(np.where(ok[:, None], q_all, q_all[idx[0]])[:, :8])
     ee = _to_inertial(T, np.asarray(res["ee_pos"], float))

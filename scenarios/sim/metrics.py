@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..spec.requirements import ARM_METRICS
 from ..spec.schema import SCHEMA
 from .shortfall import allocation_shortfall, shortfall_words
 
@@ -59,6 +60,8 @@ __all__ = [
     "METRICS",
     "DEFAULT_TRANSIENT",
     "run_transient",
+    "has_arm",
+    "ARM_METRICS",
     "ALLOC_STATUS",
     "STEERING_TOL_ABS",
     "STEERING_TOL_REL",
@@ -162,6 +165,13 @@ def alloc_best_effort(res):
     return np.isin(res["alloc_status"], _SHORT)
 
 
+def has_arm(res) -> bool:
+    """False for a run of a system without an arm (``arm.model = "none"``: its joint series
+    ``arm_q`` has 0 columns); its metrics :data:`ARM_METRICS` are then not measured."""
+    x = res["arm_q"] if "arm_q" in res else None
+    return x is None or np.ndim(x) != 2 or np.shape(x)[1] > 0
+
+
 def run_transient(res) -> float:
     """[s] the start of the window of a run's end-effector metrics: its scenario's
     ``metrics.transient`` (``manifest["scenario"]``), else the schema's default (2 s)."""
@@ -181,7 +191,8 @@ def summarize(res, transient=None):
     A metric without a sample (those two, for a run that ends before ``transient``) is NaN:
     **not measured**, never 0; a requirement on it is not met either (UNDECIDED).  Metrics
     of a device the run does not have are 0 where :data:`METRICS` says so (``peak_rw_speed``)
-    and NaN otherwise (``min_det_GGt`` without VSCMGs).
+    and NaN otherwise (``min_det_GGt`` without VSCMGs); a system without an arm has the
+    metrics of :data:`ARM_METRICS` (``ee_rms``, ``ee_max``, ``arm_saturated_ticks``) NaN.
     """
     if transient is None:
         transient = run_transient(res)
@@ -190,7 +201,9 @@ def summarize(res, transient=None):
     out["base_pos_err_max"] = float(np.abs(res["base_pos_err"]).max())
     out["base_att_err_max"] = float(np.degrees(np.linalg.norm(res["base_att_err"], axis=1)).max())
     late = t >= transient
-    if late.any():
+    if not has_arm(res):  # no arm: its metrics are not measured (NaN), never 0
+        out["ee_rms"] = out["ee_max"] = float("nan")
+    elif late.any():
         e = np.linalg.norm(res["ee_err"][late], axis=1)
         out["ee_rms"] = float(np.sqrt(np.mean(e**2)))
         out["ee_max"] = float(e.max())
@@ -211,6 +224,8 @@ def summarize(res, transient=None):
     out["rw_saturated_ticks"] = float(wheels_saturated(res).sum())
     sat = res["arm_saturated"] if "arm_saturated" in res else np.zeros((0, 0))
     out["arm_saturated_ticks"] = float(np.any(sat > 0, axis=1).sum()) if sat.size else 0.0
+    if not has_arm(res):
+        out["arm_saturated_ticks"] = float("nan")
     for name, series in (
         ("thrust_saturated_ticks", "thrust_saturated"),
         ("gimbal_limited_ticks", "gimbal_limited"),

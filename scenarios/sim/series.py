@@ -2,10 +2,12 @@
 
 Each :class:`Series` names one series of a result: its unit, its shape per sample (a rule
 on the system's sizes), its column names, its description and how it is made from the
-loop's rows (:data:`~dqspace.scenarios.sim.loop.Record`).  :data:`CLOSED_LOOP` is the
-table; the runner preallocates from it (:func:`spec`), checks a run's size with it, fills
-the result with it (:func:`values`), and the manifest, plots and reports read the units
-and descriptions it gives (``Results.info``).
+loop's rows (:data:`~dqspace.scenarios.sim.loop.Record`).  A system without an arm
+(``arm.model = "none"``) records its end-effector series (``ee_pos``, ``ee_ref``,
+``ee_err``, ``ee_att_err``) as NaN, not measured, and its joint series with 0 columns.
+:data:`CLOSED_LOOP` is the table; the runner preallocates from it (:func:`spec`), checks a
+run's size with it, fills the result with it (:func:`values`), and the manifest, plots and
+reports read the units and descriptions it gives (``Results.info``).
 """
 
 from __future__ import annotations
@@ -73,12 +75,28 @@ _XYZ = ("x", "y", "z")
 _W6 = ("fx", "fy", "fz", "tx", "ty", "tz")
 
 
+def _no_arm(c):
+    """True for a system without an arm (0 joints): its end-effector series are NaN (not
+    measured: there is no end-effector)."""
+    return c.tau_limit.shape[0] == 0
+
+
 def _ee_pos(c):
+    if _no_arm(c):
+        return np.full((c.m, 3), np.nan)
     return translation_from_dq(dq_mul(c.arm_ref[: c.m, :8], c.rows("ee_dq")))  # q^_BD o e^
 
 
 def _ee_ref(c):
+    if _no_arm(c):
+        return np.full((c.m, 3), np.nan)
     return translation_from_dq(c.arm_ref[: c.m, :8])
+
+
+def _ee_att_err(c):
+    if _no_arm(c):
+        return np.full(c.m, np.nan)
+    return 2.0 * np.linalg.norm(c.rows("ee_log")[:, :3], axis=-1)
 
 
 def _base_pos_err(c):
@@ -117,7 +135,7 @@ CLOSED_LOOP = (
     _series("ee_err", "m", lambda z: (3,), _XYZ, "end-effector position error, base frame",
             lambda c: _ee_pos(c) - _ee_ref(c)),
     _series("ee_att_err", "rad", lambda z: (), (), "end-effector attitude error angle",
-            lambda c: 2.0 * np.linalg.norm(c.rows("ee_log")[:, :3], axis=-1)),
+            _ee_att_err),
     _series("arm_q", "rad", lambda z: (z.n,), (), "arm joint angles",
             lambda c: c.rows("q")[:, 8 : 8 + c.tau_limit.shape[0]]),
     _series("arm_tau", "N m", lambda z: (z.n,), (),

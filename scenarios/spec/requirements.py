@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_PERCENTILE",
     "DEFAULT_REQUIREMENTS",
+    "ARM_METRICS",
     "Requirement",
     "parse_requirement",
     "requirement_entry",
@@ -75,6 +76,11 @@ DEFAULT_REQUIREMENTS = {
     "base_att_err_max": Requirement("<=", 0.05),
     "ee_max": Requirement("<=", 1e-3),
 }
+
+#: the metrics of a closed-loop run that need an arm: a system without one
+#: (``arm.model = "none"``) has them not measured, and the default requirements on them
+#: do not apply to it (:func:`scenario_requirements`)
+ARM_METRICS = ("ee_rms", "ee_max", "arm_saturated_ticks")
 
 _KEYS = ("op", "limit", "percentile", "confidence")
 
@@ -146,7 +152,10 @@ def scenario_requirements(config: Mapping | None, metrics: Collection[str]) -> d
 
     :data:`DEFAULT_REQUIREMENTS`, updated by name from the scenario's ``requirements``
     table when it has one (entries as :func:`parse_requirement` reads them; a None entry
-    keeps the default, or sets nothing).
+    keeps the default, or sets nothing).  A system without an arm (``arm.model =
+    "none"``) has no requirement on the metrics of :data:`ARM_METRICS` (not measured):
+    the defaults on them are dropped, and a scenario that sets one is refused when it is
+    loaded (:func:`~dqspace.scenarios.spec.scenario.cross_checks`).
 
     Parameters
     ----------
@@ -161,6 +170,10 @@ def scenario_requirements(config: Mapping | None, metrics: Collection[str]) -> d
     refuses.
     """
     req = dict(DEFAULT_REQUIREMENTS)
+    arm = config.get("arm") if isinstance(config, Mapping) else None
+    armless = isinstance(arm, Mapping) and arm.get("model") == "none"
+    if armless:
+        req = {k: r for k, r in req.items() if k not in ARM_METRICS}
     table = config.get("requirements") if isinstance(config, Mapping) else None
     if not table:
         return req
@@ -170,6 +183,6 @@ def scenario_requirements(config: Mapping | None, metrics: Collection[str]) -> d
         where = f"requirements.{metric}"
         if metric not in metrics:
             raise ValueError(f"{where}: no such metric (known: {', '.join(metrics)})")
-        if spec is not None:
+        if spec is not None and not (armless and metric in ARM_METRICS):
             req[metric] = parse_requirement(spec, where)
     return req

@@ -30,6 +30,7 @@ from .config import (
 )
 from .dispersions import Dispersions
 from .physical import check_device_axes, plausibility_warnings
+from .requirements import ARM_METRICS
 from .schema import SCHEMA
 
 __all__ = [
@@ -154,7 +155,7 @@ def _toml_scalar(v):
 
 
 #: keys that name files: (section, key, the values that are not files)
-FILE_KEYS = (("arm", "model", ("iiwa", "dh")),)
+FILE_KEYS = (("arm", "model", ("iiwa", "dh", "none")), ("base", "urdf", ("",)))
 
 
 def _resolve_files(doc, folder):
@@ -360,6 +361,79 @@ def _check_actuators(cfg, source):
         )
 
 
+#: what only an arm uses: sections whose keys a scenario without an arm (``arm.model =
+#: "none"``) must leave at their defaults, and the ``[arm]`` keys but ``model``
+_ARM_ONLY_SECTIONS = ("arm", "trajectory", "arm_controller")
+_ARM_ONLY_PLANT = ("link_mass_error", "payload_mass_error")
+
+
+def _check_armless(cfg, source):
+    """``arm.model = "none"`` (a closed loop without an arm): a key that asks for what only
+    an arm does (an end-effector trajectory, an arm law, joints, a payload, a requirement on
+    an arm metric) is refused, naming every such key; one left at its default is accepted
+    (it asks for nothing)."""
+    if cfg["arm"]["model"] != "none":
+        return
+    given = []
+    for sec in _ARM_ONLY_SECTIONS:
+        for key, f in SCHEMA[sec].fields.items():
+            if (sec, key) != ("arm", "model") and cfg[sec][key] != f.default:
+                given.append(f"{sec}.{key}")
+    given += [f"plant.{k}" for k in _ARM_ONLY_PLANT if cfg["plant"][k]]
+    req = SCHEMA["requirements"].fields
+    given += [
+        f"requirements.{m}"
+        for m in ARM_METRICS
+        if cfg["requirements"].get(m) not in (None, req[m].default)
+    ]
+    if cfg["waypoint"]:
+        given.append("[[waypoint]]")
+    if given:
+        raise ScenarioError(
+            f"{source}: arm.model = 'none' (a base without an arm) but the scenario sets what "
+            f"only an arm uses: {', '.join(given)} (remove them: without an arm there is no "
+            "end-effector trajectory, arm law, joint, payload or end-effector metric)"
+        )
+
+
+#: the [base] keys a base read from a URDF link (``base.urdf``) takes from the file
+_BASE_FROM_URDF = ("mass", "com", "inertia")
+#: the [arm] keys a URDF that holds the base and the arm decides (the joint origins)
+_MOUNT_FROM_URDF = ("mount_xyz", "mount_rpy_deg")
+
+
+def _check_urdf_base(cfg, source):
+    """``base.urdf``: the base's mass, CoM and inertia come from the file, so giving them too
+    is refused, naming the keys; an arm from the same file hangs from the base's link
+    (``arm.root_link`` = ``base.link``) where the file's joint origins put it (a mount given
+    too is refused)."""
+    b, a = cfg["base"], cfg["arm"]
+    if not b["urdf"]:
+        if b["link"]:
+            raise ScenarioError(f"{source}: base.link = {b['link']!r} needs base.urdf (the file)")
+        return
+    fields = SCHEMA["base"].fields
+    given = [f"base.{k}" for k in _BASE_FROM_URDF if b[k] != fields[k].default]
+    if given:
+        raise ScenarioError(
+            f"{source}: base.urdf gives the base's mass, centre of mass and inertia; "
+            f"{', '.join(given)} must then stay unset (give one or the other)"
+        )
+    if a["model"] == b["urdf"]:
+        if a["root_link"] != b["link"] or not b["link"]:
+            raise ScenarioError(
+                f"{source}: the arm comes from the base's URDF (arm.model = base.urdf): set "
+                f"arm.root_link to the base's link, base.link = {b['link']!r} (and name it)"
+            )
+        fields = SCHEMA["arm"].fields
+        given = [f"arm.{k}" for k in _MOUNT_FROM_URDF if a[k] != fields[k].default]
+        if given:
+            raise ScenarioError(
+                f"{source}: the arm hangs from the base's link in its URDF, placed by the "
+                f"file's joint origins; {', '.join(given)} must then stay unset (edit the file)"
+            )
+
+
 def _check_faults(cfg, source):
     faults = cfg["faults"]
     if faults and cfg["scenario"]["kind"] != "closed_loop":
@@ -417,12 +491,15 @@ def cross_checks(cfg: dict, source: str) -> None:
     unused, device axes far from unit length or orthogonality
     (:func:`~dqspace.scenarios.spec.physical.check_device_axes`, which normalises the
     nearly-unit ones in ``cfg`` with a warning), faults a run cannot apply, unknown plot
-    formats.
+    formats, keys only an arm uses in a scenario without one (``arm.model = "none"``), base
+    keys given with ``base.urdf``.
     """
     if cfg["scenario"]["kind"] == "closed_loop":
         _check_closed_loop_timing(cfg, source)
         _check_actuators(cfg, source)
         check_device_axes(cfg, source)  # nearly-unit VSCMG axes normalised, with a warning
+        _check_armless(cfg, source)
+        _check_urdf_base(cfg, source)
     else:
         _check_open_loop_timing(cfg, source)
         if cfg["orbit"]["enabled"]:

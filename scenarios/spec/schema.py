@@ -81,6 +81,20 @@ SCHEMA = {
             "size": F(
                 "float", 0.3, "m", **_POS, doc="edge of the base's cube (plots, default inertia)"
             ),
+            "urdf": F(
+                "str",
+                "",
+                doc="a URDF file (relative to the scenario file) whose link base.link is the "
+                "base: its mass, centre of mass and inertia (with the links fixed to it) "
+                "replace base.mass, com and inertia, which must then stay unset (empty: none)",
+            ),
+            "link": F(
+                "str",
+                "",
+                doc="base.urdf: the base's link, whose frame is the base frame (empty: the "
+                "file's root link); an arm from the same file has arm.root_link = this link "
+                "and is placed by the file's joint origins",
+            ),
         }
     ),
     "arm": Section(
@@ -88,10 +102,17 @@ SCHEMA = {
             "model": F(
                 "str",
                 "iiwa",
-                doc="'iiwa' (the paper's KUKA LBR iiwa), 'dh' (the [[dh]] table), 'none', or a "
-                "URDF file (a path relative to the scenario file)",
+                doc="'iiwa' (the paper's KUKA LBR iiwa), 'dh' (the [[dh]] table), a URDF file (a "
+                "path relative to the scenario file), or 'none' (a base without an arm: "
+                "[trajectory], [arm_controller] and the other [arm] keys then stay unset)",
             ),
-            "root_link": F("str", "", doc="URDF: the link fixed to the base (empty: the root)"),
+            "root_link": F(
+                "str",
+                "",
+                doc="URDF: the link fixed to the base's mount; the arm is the file's subtree "
+                "from it (a pedestal or 'world' link above it is left out; empty: the "
+                "file's root)",
+            ),
             "ee_frame": F("str", "ee", doc="end-effector: 'ee' (iiwa, dh) or a URDF link"),
             "mount_xyz": F(
                 "vec", [-0.15, 0.0, 0.15], "m", length=3, doc="arm's root frame in the base frame"
@@ -141,10 +162,17 @@ SCHEMA = {
             ),
             "dh_convention": F("choice", "standard", choices=("standard", "modified")),
             "payload_mass": F(
-                "float", 0.0, "kg", min=0.0, doc="held at the end-effector (0: none)"
+                "float", 0.0, "kg", min=0.0, doc="held at arm.payload_link (0: none)"
             ),
             "payload_com": F(
-                "vec", [0.0, 0.0, 0.05], "m", length=3, doc="in the end-effector frame"
+                "vec", [0.0, 0.0, 0.05], "m", length=3, doc="in the payload_link's frame"
+            ),
+            "payload_link": F(
+                "str",
+                "",
+                doc="the arm link (a body or a frame: 'link3' of iiwa/dh, a URDF link) the "
+                "payload is fixed to; payload_com and payload_inertia are in its frame "
+                "(empty: the end-effector frame)",
             ),
             "payload_inertia": F(
                 "vec",
@@ -152,7 +180,8 @@ SCHEMA = {
                 "kg m^2",
                 length=6,
                 empty=True,
-                doc="Ixx, Iyy, Izz, Ixy, Ixz, Iyz about its CoM (empty: a 0.05 m solid sphere)",
+                doc="Ixx, Iyy, Izz, Ixy, Ixz, Iyz about its CoM, payload_link's axes (empty: a "
+                "0.05 m solid sphere)",
             ),
         }
     ),

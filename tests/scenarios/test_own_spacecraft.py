@@ -269,6 +269,93 @@ def test_random_small_systems_hold_the_base_and_close_the_momentum_books(seed):
     _momentum_closes(res, sy.plant, rtol=2e-3)
 
 
+def _random_servicer_urdf(rng, n):
+    """A URDF of a whole servicer: a base link (rotated inertial frame) and an n-joint arm
+    hanging from it at random joint origins."""
+
+    def inertial(m, size):
+        s = m * size**2
+        ixx, iyy, izz = s[1] + s[2], s[0] + s[2], s[0] + s[1]
+        xyz = " ".join(f"{x:.6f}" for x in rng.uniform(-0.03, 0.03, 3))
+        rpy = " ".join(f"{x:.6f}" for x in rng.uniform(-0.5, 0.5, 3))
+        return (
+            f'<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{m:.6f}"/>'
+            f'<inertia ixx="{ixx:.6e}" ixy="0" ixz="0" iyy="{iyy:.6e}" iyz="0" izz="{izz:.6e}"/>'
+            "</inertial>"
+        )
+
+    parts = [f'<link name="bus">{inertial(rng.uniform(20, 80), rng.uniform(0.3, 0.5, 3))}</link>']
+    parent = "bus"
+    for i in range(n):
+        axis = ["1 0 0", "0 1 0", "0 0 1"][int(rng.integers(3))]
+        xyz = "0.1 0 0.25" if i == 0 else f"{rng.uniform(0.05, 0.2):.4f} 0 0"
+        rpy = " ".join(f"{x:.4f}" for x in rng.uniform(-0.4, 0.4, 3))
+        parts.append(
+            f'<joint name="q{i}" type="revolute"><parent link="{parent}"/>'
+            f'<child link="l{i}"/><origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
+            '<limit lower="-3" upper="3" effort="100" velocity="3"/></joint>'
+        )
+        m = rng.uniform(0.3, 2.0)
+        parts.append(f'<link name="l{i}">{inertial(m, rng.uniform(0.03, 0.1, 3))}</link>')
+        parent = f"l{i}"
+    parts.append(
+        f'<joint name="tool_joint" type="fixed"><parent link="{parent}"/><child link="tool"/>'
+        '<origin xyz="0.1 0 0"/></joint><link name="tool"/>'
+    )
+    return '<?xml version="1.0"?><robot name="servicer">' + "".join(parts) + "</robot>"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_armless_and_urdf_based_systems_hold_the_base_and_close_the_books(seed, tmp_path):
+    """Seeds 0, 1: bases without an arm (VSCMGs, then reaction wheels); 2, 3: a whole
+    servicer from one URDF (the base's link and an arm below it)."""
+    rng = np.random.default_rng(200 + seed)
+    S = int(rng.integers(4, 17))
+    cfg = copy.deepcopy(load_scenario(SK, ["arm.model='none'"]).config)
+    cfg["scenario"].update(duration=1.0, name=f"random-bus{seed}")
+    cfg["metrics"]["transient"] = 0.5
+    cfg["thrusters"].update(layout="table", pwm=False, max_thrust=20.0)
+    cfg["thruster"] = _random_thrusters(rng, S)
+    if seed < 2:
+        n = 0
+        m = float(rng.uniform(20, 80))
+        s = m * rng.uniform(0.2, 0.4, 3) ** 2 / 12
+        cfg["base"].update(
+            mass=m, size=0.4, com=rng.uniform(-0.02, 0.02, 3).tolist(),
+            inertia=[s[1] + s[2], s[0] + s[2], s[0] + s[1], 0.0, 0.0, 0.0],
+        )  # fmt: skip
+    else:
+        n = int(rng.integers(1, 6))
+        urdf = tmp_path / "servicer.urdf"
+        urdf.write_text(_random_servicer_urdf(rng, n))
+        cfg["base"].update(urdf=str(urdf), link="bus", size=0.4)
+        cfg["arm"].update(
+            model=str(urdf),
+            root_link="bus",
+            ee_frame="tool",
+            initial_joints_deg=rng.uniform(-40, 40, n).tolist(),
+        )
+        cfg["trajectory"]["type"] = "initial"
+    if seed % 2 == 0:
+        K = int(rng.integers(3, 7))
+        cfg["vscmg"].update(layout="table", initial_gimbal_deg=rng.uniform(-20, 20, K).tolist())
+        cfg["vscmg_unit"] = _random_vscmg_units(rng, K)
+    else:
+        cfg["vscmg"]["enabled"] = False
+        cfg["wheels"].update(enabled=True, layout="pyramid")
+    cfg["disturbance"].update(
+        force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
+    )
+    sy = build_system(cfg)
+    assert sy.arm_info.n == n and sy.thrusters.n == S
+    res = run(cfg, progress=False)
+    m = summarize(res)
+    assert m["base_pos_err_max"] < 2e-3  # [m] the thrusters hold it against the disturbance
+    assert m["base_att_err_max"] < 0.2  # [deg]
+    assert math.isnan(m["ee_max"]) == (n == 0)  # measured exactly when there is an arm
+    _momentum_closes(res, sy.plant, rtol=2e-3)
+
+
 # ------------------------------------------------------------------ controllers
 
 
