@@ -350,6 +350,7 @@ type = "initial"
 enabled = false
 [thrusters]
 pwm = false
+mode = "wrench"  # no momentum device: the thrusters take the torque too
 """
 
 
