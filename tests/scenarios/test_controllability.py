@@ -28,7 +28,7 @@ from dqspace.scenarios.cli import main
 from dqspace.scenarios.sim.metrics import alloc_best_effort
 from dqspace.scenarios.sim.shortfall import allocation_shortfall
 from dqspace.scenarios.spec.config import ScenarioError
-from support.scenario_rows import schema_row
+from support.scenario_rows import wheel_row
 
 SK = "station-keeping"
 _AXES = ("+x", "-x", "+y", "-y", "+z", "-z")
@@ -56,21 +56,7 @@ def _paper_rows(drop=()):
 
 
 def _wheel_rows(axes):
-    return [
-        schema_row(
-            "wheel",
-            {
-                "axis": list(map(float, a)),
-                "position": [0.0, 0.0, 0.0],
-                "spin_inertia": 0.02,
-                "transverse_inertia": 0.0,
-                "mass": 1.0,
-                "max_torque": 0.5,
-                "max_speed_rpm": 6000.0,
-            },
-        )
-        for a in axes
-    ]
+    return [wheel_row(a) for a in axes]
 
 
 def _cfg(overrides=(), thrusters=None, wheels=None):

@@ -23,7 +23,7 @@ from dqspace.scenarios.sim.metrics import summarize
 from dqspace.scenarios.spec.config import ScenarioError
 from support.books import expected_momentum_change as _expected_momentum_change
 from support.books import momentum_closes as _momentum_closes
-from support.scenario_rows import schema_row
+from support.scenario_rows import schema_row, wheel_row
 
 SK = "station-keeping"
 
@@ -428,21 +428,7 @@ def test_dqspace_new_writes_a_scenario_that_runs_as_written(tmp_path, capsys):
 def _random_wheels(rng, W):
     """W wheels (3..6): the three base axes, then random axes."""
     axes = list(np.eye(3)) + [a / np.linalg.norm(a) for a in rng.normal(size=(W - 3, 3))]
-    return [
-        schema_row(
-            "wheel",
-            {
-                "axis": a.tolist(),
-                "position": (0.15 * a).tolist(),
-                "spin_inertia": 0.02,
-                "transverse_inertia": 0.0,
-                "mass": 1.0,
-                "max_torque": 0.5,
-                "max_speed_rpm": 6000.0,
-            },
-        )
-        for a in axes
-    ]
+    return [wheel_row(a, 0.15 * a) for a in axes]
 
 
 @pytest.mark.parametrize("seed", range(3))
