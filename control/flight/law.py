@@ -366,6 +366,23 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
     joint_acceleration_kernel(
         A.kp, A.kd, A.q0, A.v0, q, v, w.q_r, w.v_r, w.a_r, w.acc, w.joint_err, w.joint_rate_err
     )
+    _base_part(B, base_state, feedforward, t, q, v, base_pose, base_twist, base_acc, w)
+    u_b = np.empty(6)  # swap(wrench - compensation): the base's generalized force [tau, f]
+    for j in range(3):
+        u_b[j] = w.wrench[3 + j] - w.compensation[3 + j]
+        u_b[3 + j] = w.wrench[j] - w.compensation[j]
+    joint_torque_kernel(
+        A.ints, A.reals, A.gravity, A.floating, A.v0, q, v, w.acc, True, u_b, w.tau, w.base_acc
+    )
+    task_error_kernel(A, q, v, arm_pose, arm_twist, w.ee_dq, w.ee_log, w.ee_twist)
+
+
+@njit(cache=True)
+def _base_part(B, base_state, feedforward, t, q, v, base_pose, base_twist, base_acc, w):
+    """The base's part of a law tick (:func:`station_keeping_kernel` step 2, and all of
+    :func:`base_only_kernel`): the base law's wrench with ``w.acc`` the planned joint
+    accelerations, the arm's reaction (the feedforward negated, or from the inverse dynamics
+    without feedforward), and the law's compensation of an estimated disturbance."""
     _base_law(
         B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
         w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
@@ -376,14 +393,6 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
     else:
         reaction_kernel(B.ints, B.reals, B.gravity, q, v, np.zeros(6), w.acc, w.reaction)
     _base_compensation(B, base_state, w.compensation)
-    u_b = np.empty(6)  # swap(wrench - compensation): the base's generalized force [tau, f]
-    for j in range(3):
-        u_b[j] = w.wrench[3 + j] - w.compensation[3 + j]
-        u_b[3 + j] = w.wrench[j] - w.compensation[j]
-    joint_torque_kernel(
-        A.ints, A.reals, A.gravity, A.floating, A.v0, q, v, w.acc, True, u_b, w.tau, w.base_acc
-    )
-    task_error_kernel(A, q, v, arm_pose, arm_twist, w.ee_dq, w.ee_log, w.ee_twist)
 
 
 @njit(cache=True)
@@ -397,16 +406,7 @@ def base_only_kernel(B, base_state, feedforward, t, q, v, base_pose, base_twist,
     wrench (with ``feedforward``: the reference acceleration carried into the base frame and
     the base's own gyroscopic term), its parts, the "reaction" (its feedforward negated, as
     for an arm at rest), the compensation; the end-effector error is the identity."""
-    _base_law(
-        B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
-        w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
-    )  # fmt: skip
-    if feedforward:
-        for j in range(6):
-            w.reaction[j] = -w.feedforward[j]
-    else:
-        reaction_kernel(B.ints, B.reals, B.gravity, q, v, np.zeros(6), w.acc, w.reaction)
-    _base_compensation(B, base_state, w.compensation)
+    _base_part(B, base_state, feedforward, t, q, v, base_pose, base_twist, base_acc, w)
     w.ee_dq[:] = 0.0
     w.ee_dq[0] = 1.0
     w.ee_log[:] = 0.0
