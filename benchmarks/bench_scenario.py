@@ -159,7 +159,8 @@ def _split(T):
     orig = cl._series
 
     def series(R, m, tables):
-        keep.append((R, m, tables.arm_ref, tables.base_ref))
+        # a copy: the run reuses its record arrays from chunk to chunk
+        keep.append((R._make(x[:m].copy() for x in R), m, tables.arm_ref, tables.base_ref))
         return orig(R, m, tables)
 
     class _NoBar:
