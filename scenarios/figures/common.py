@@ -324,12 +324,23 @@ def requirement_limits(res) -> dict:
 
 
 def magnitude(ax, t, y, *, label, style=None, mask=None):
-    """``y`` (>= 0) on a log axis; zeros and ``~mask`` not drawn. Returns what is drawn."""
+    """``y`` (>= 0) on a log axis; zeros and ``~mask`` not drawn (a series that is 0
+    wherever it is considered is said so in the panel: nothing could be drawn). Returns what
+    is drawn."""
     y = np.asarray(y, float)
     keep = y > 0 if mask is None else (y > 0) & mask
     shown = np.where(keep, y, np.nan)
     ax.plot(t, shown, **(style or {"color": "C0", "lw": 1.3}), label=label)
     ax.set_yscale("log")
+    considered = y if mask is None else y[np.asarray(mask, bool)]
+    if considered.size and np.all(considered == 0.0):  # a log axis cannot show it: say so
+        ax.text(
+            0.5, 0.5, f"{label}: 0 throughout", transform=ax.transAxes, ha="center",
+            va="center", color="0.3", gid="all-zero",
+        )  # fmt: skip
+        t = np.asarray(t, float)
+        if t.size > 1 and t[-1] > t[0]:  # nothing drawn sets the time axis: the run's span
+            ax.set_xlim(t[0], t[-1])
     return shown
 
 

@@ -21,6 +21,7 @@ from .common import (
     requirement_limits,
     scenario_section,
 )
+from .recorded import recorded_sizes
 from .units import format_number, to_display
 
 __all__ = [
@@ -55,10 +56,15 @@ def plot_disturbance_rejection(res):
     metrics' values; the arm's reaction force [N] and torque [N m] on the base, as the
     plant applied it (``arm_reaction_applied``, the components' styles) and as the law
     planned it (``arm_reaction``, thin dashed black lines over them; a result without the
-    applied one shows the planned one alone).
+    applied one shows the planned one alone).  A system without an arm has the first two
+    panels only.
     """
     t = res.t
-    fig, ax = new_figure(4, res, "base disturbance rejection", [base_gains_text(res)], height=1.9)
+    armless = recorded_sizes(res).n == 0  # no arm: no reaction to show
+    fig, ax = new_figure(
+        2 if armless else 4, res, "base disturbance rejection", [base_gains_text(res)],
+        height=1.9,
+    )  # fmt: skip
     pos, pu = display_series(res, "base_pos_err", "m")
     att, au = display_series(res, "base_att_err", "rad")
     applied, planned = reactions(res)
@@ -80,6 +86,10 @@ def plot_disturbance_rejection(res):
         what="error angle",
         unit=au,
     )
+    ax[0].set_ylabel(f"base position\nerror [{pu}]")
+    ax[1].set_ylabel(f"base attitude\nerror [{au}]")
+    if armless:
+        return finish_figure(fig, ax, res)
     shown = planned if applied is None else applied
     which = "planned" if applied is None else "applied"
     for row, (name, off) in ((2, ("f", 0)), (3, ("τ", 3))):
@@ -101,8 +111,6 @@ def plot_disturbance_rejection(res):
             loc="left",
             fontsize="small",
         )
-    ax[0].set_ylabel(f"base position\nerror [{pu}]")
-    ax[1].set_ylabel(f"base attitude\nerror [{au}]")
     ax[2].set_ylabel("arm reaction\nforce [N]")
     ax[3].set_ylabel("arm reaction\ntorque [N m]")
     return finish_figure(fig, ax, res)

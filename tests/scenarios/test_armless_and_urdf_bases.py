@@ -125,8 +125,11 @@ def test_the_arm_metrics_of_an_armless_base_are_not_measured(kicked):
     assert np.isnan(res["ee_err"]).all() and np.isnan(res["ee_pos"]).all()
     assert math.isfinite(m["base_pos_err_max"]) and math.isfinite(m["total_impulse"])
     # no end-effector to draw: the tracking figure is skipped, the others drawn
-    names = set(figures(res))
-    assert "tracking" not in names and {"disturbance_rejection", "wheels"} <= names
+    figs = figures(res)
+    assert "tracking" not in figs and {"disturbance_rejection", "wheels"} <= set(figs)
+    # the disturbance figure has the base's errors and no arm reaction panels
+    labels = [ax.get_ylabel() for ax in figs["disturbance_rejection"].axes if ax.get_ylabel()]
+    assert labels == ["base position\nerror [mm]", "base attitude\nerror [deg]"]
 
 
 class _PythonBase(BaseController):

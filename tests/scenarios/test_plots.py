@@ -666,3 +666,19 @@ def test_the_moving_mean_keeps_the_length_and_the_mean_of_a_constant():
         y = moving_mean(x, 21)
         assert y.shape == x.shape
         np.testing.assert_allclose(y, 2.5, rtol=1e-15)
+
+
+def test_a_magnitude_that_is_zero_throughout_says_so_over_the_runs_span():
+    """A log axis cannot draw 0: the panel says it (a blank panel would look broken)."""
+    from matplotlib.figure import Figure
+
+    from dqspace.scenarios.figures.common import magnitude
+
+    t = np.linspace(0.0, 3.0, 31)
+    ax_zero, ax_some = Figure().subplots(2)
+    magnitude(ax_zero, t, np.zeros(31), label="error angle")
+    magnitude(ax_some, t, np.r_[0.0, np.ones(30)], label="error angle")
+    said = [x.get_text() for x in ax_zero.texts if x.get_gid() == "all-zero"]
+    assert said == ["error angle: 0 throughout"]
+    assert ax_zero.get_xlim() == (0.0, 3.0)
+    assert not [x for x in ax_some.texts if x.get_gid() == "all-zero"]
