@@ -61,6 +61,7 @@ __all__ = [
     "DEFAULT_TRANSIENT",
     "run_transient",
     "has_arm",
+    "extra_arm_names",
     "ARM_METRICS",
     "ALLOC_STATUS",
     "STEERING_TOL_ABS",
@@ -172,6 +173,13 @@ def has_arm(res) -> bool:
     return x is None or np.ndim(x) != 2 or np.shape(x)[1] > 0
 
 
+def extra_arm_names(res) -> list[str]:
+    """The names of a run's extra arms (``[[extra_arm]]``: those with an ``ee_err_<name>``
+    series), in order."""
+    cols = res.data if isinstance(getattr(res, "data", None), dict) else {}
+    return [k[len("ee_err_") :] for k in cols if k.startswith("ee_err_")]
+
+
 def run_transient(res) -> float:
     """[s] the start of the window of a run's end-effector metrics: its scenario's
     ``metrics.transient`` (``manifest["scenario"]``), else the schema's default (2 s)."""
@@ -209,6 +217,13 @@ def summarize(res, transient=None):
         out["ee_max"] = float(e.max())
     else:  # no sample after the transient: not measured (NaN), never 0
         out["ee_rms"] = out["ee_max"] = float("nan")
+    for name in extra_arm_names(res):  # [[extra_arm]]: ee_rms_<name>, ee_max_<name>
+        if late.any():
+            e = np.linalg.norm(res[f"ee_err_{name}"][late], axis=1)
+            out[f"ee_rms_{name}"] = float(np.sqrt(np.mean(e**2)))
+            out[f"ee_max_{name}"] = float(e.max())
+        else:  # no sample after the transient: not measured (NaN), never 0
+            out[f"ee_rms_{name}"] = out[f"ee_max_{name}"] = float("nan")
     out["total_impulse"] = float(res["thrust_impulse"].sum()) if "thrust_impulse" in res else 0.0
     gr = res["gimbal_rate"]
     out["peak_gimbal_rate"] = float(np.abs(gr).max()) if gr.size else 0.0

@@ -9,6 +9,7 @@ whole numbers of integrator steps, faults a run can apply.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -166,6 +167,10 @@ def _resolve_files(doc, folder):
             value = table[key]
             if value and value not in builtin and not Path(value).is_absolute():
                 table[key] = str((folder / value).resolve())
+    for row in doc.get("extra_arm", []) if isinstance(doc.get("extra_arm"), list) else []:
+        value = row.get("model") if isinstance(row, dict) else None  # a URDF, or 'iiwa'
+        if isinstance(value, str) and value not in ("iiwa", "") and not Path(value).is_absolute():
+            row["model"] = str((folder / value).resolve())
 
 
 #: the most scenario files one scenario may bring in through ``include``, and the deepest
@@ -434,6 +439,53 @@ def _check_urdf_base(cfg, source):
             )
 
 
+def _check_extra_arms(cfg, source):
+    """``[[extra_arm]]``: each has a name, unique among the arms, and needs a first arm;
+    ``[[extra_arm_waypoint]]`` rows name an arm whose task is 'waypoints' (two rows at least
+    each, times increasing)."""
+    arms = cfg.get("extra_arm", [])
+    rows = cfg.get("extra_arm_waypoint", [])
+    if (arms or rows) and cfg["arm"]["model"] == "none":
+        raise ScenarioError(
+            f"{source}: extra_arm[0]: a second arm needs a first one (arm.model = 'none')"
+        )
+    seen = {}
+    for i, a in enumerate(arms):
+        if a["name"] in seen:
+            raise ScenarioError(
+                f"{source}: extra_arm[{i}].name = {a['name']!r} is already the name of "
+                f"extra_arm[{seen[a['name']]}] (each arm needs its own name)"
+            )
+        seen[a["name"]] = i
+        if a["model"] == "dh":
+            raise ScenarioError(
+                f"{source}: extra_arm[{i}].model = 'dh': an extra arm is 'iiwa' or a URDF file"
+            )
+    for i, w in enumerate(rows):
+        if w["arm"] not in seen:
+            raise ScenarioError(
+                f"{source}: extra_arm_waypoint[{i}].arm = {w['arm']!r} is not the name of an "
+                f"extra arm{did_you_mean(w['arm'], list(seen))}"
+            )
+    for i, a in enumerate(arms):
+        times = [w["time"] for w in rows if w["arm"] == a["name"]]
+        if a["task"] == "waypoints" and len(times) < 2:
+            raise ScenarioError(
+                f"{source}: extra_arm[{i}].task = 'waypoints' needs at least two "
+                f"[[extra_arm_waypoint]] rows with arm = {a['name']!r}"
+            )
+        if times and a["task"] != "waypoints":
+            raise ScenarioError(
+                f"{source}: [[extra_arm_waypoint]] rows name the arm {a['name']!r} but "
+                f"extra_arm[{i}].task = {a['task']!r} (they need task = 'waypoints')"
+            )
+        if any(b <= x for x, b in itertools.pairwise(times)):
+            raise ScenarioError(
+                f"{source}: [[extra_arm_waypoint]] of arm {a['name']!r}: times must increase "
+                "strictly"
+            )
+
+
 def _check_faults(cfg, source):
     faults = cfg["faults"]
     if faults and cfg["scenario"]["kind"] != "closed_loop":
@@ -500,6 +552,7 @@ def cross_checks(cfg: dict, source: str) -> None:
         check_device_axes(cfg, source)  # nearly-unit VSCMG axes normalised, with a warning
         _check_armless(cfg, source)
         _check_urdf_base(cfg, source)
+        _check_extra_arms(cfg, source)
     else:
         _check_open_loop_timing(cfg, source)
         if cfg["orbit"]["enabled"]:
