@@ -43,6 +43,7 @@ from numpy.typing import NDArray
 
 from ..spec.requirements import ARM_METRICS
 from ..spec.schema import SCHEMA
+from ..spec.schema_arms import ARM_METRIC_BASES
 from .shortfall import allocation_shortfall, shortfall_words
 
 __all__ = [
@@ -81,7 +82,33 @@ _MAX_EPISODES = 20  # events listed per kind of degradation
 #: ``metrics.transient``)
 DEFAULT_TRANSIENT = float(SCHEMA["metrics"].fields["transient"].default)
 
-#: name -> (unit, description)
+
+def _arm_metric_base(name) -> str | None:
+    """``ee_max`` for ``ee_max_<arm>`` (an extra arm's metric), else None."""
+    for base in ARM_METRIC_BASES:
+        if isinstance(name, str) and name.startswith(base + "_") and len(name) > len(base) + 1:
+            return base
+    return None
+
+
+class _Metrics(dict):
+    """The table of :data:`METRICS`; an extra arm's metric ``ee_rms_<arm>``,
+    ``ee_max_<arm>`` (``[[extra_arm]]``) is found in it too (``in``, ``[]``), with the unit
+    of ``ee_rms``, ``ee_max`` (iterating gives the standard metrics only)."""
+
+    def __missing__(self, name):
+        base = _arm_metric_base(name)
+        if base is None:
+            raise KeyError(name)
+        unit, doc = dict.__getitem__(self, base)
+        return unit, f"arm {name[len(base) + 1 :]}: {doc}"
+
+    def __contains__(self, name):
+        return dict.__contains__(self, name) or _arm_metric_base(name) is not None
+
+
+#: name -> (unit, description); an extra arm's ``ee_rms_<arm>``, ``ee_max_<arm>`` as
+#: ``ee_rms``, ``ee_max`` (:class:`_Metrics`)
 METRICS = {
     "base_pos_err_max": ("m", "largest base position error (any axis), whole run"),
     "base_att_err_max": ("deg", "largest base attitude error angle, whole run"),
@@ -131,6 +158,7 @@ METRICS = {
         "control periods in which the plant clipped a reaction-wheel motor (torque or speed)",
     ),
 }
+METRICS = _Metrics(METRICS)
 
 
 def _any_ticks(res, name):

@@ -33,6 +33,7 @@ from .dispersions import Dispersions
 from .physical import check_device_axes, plausibility_warnings
 from .requirements import ARM_METRICS
 from .schema import SCHEMA
+from .schema_arms import with_arm_requirements
 
 __all__ = [
     "Scenario",
@@ -77,7 +78,7 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The resolved scenario as TOML (what ``dqspace show`` prints)."""
-        text = dumps_toml(self.config, SCHEMA)
+        text = dumps_toml(self.config, with_arm_requirements(SCHEMA, self.config))
         if self.dispersions:
             lines = ["[dispersions]"]
             for key, spec in self.dispersions.items():
@@ -134,11 +135,12 @@ def load_scenario(name_or_path: str | os.PathLike, overrides: Sequence[str] = ()
     path = _scenario_path(name_or_path)
     doc = _with_includes(path, load_toml(path), ())
     source = printable(path)
+    schema = with_arm_requirements(SCHEMA, doc)  # [[extra_arm]]: ee_max_<name> ...
     if overrides:
-        doc = apply_overrides(doc, overrides, f"{source}: --set", SCHEMA)
+        doc = apply_overrides(doc, overrides, f"{source}: --set", schema)
         source += " (with " + ", ".join(short(o) for o in overrides) + ")"
     table = doc.pop("dispersions", {})
-    cfg = validate(doc, SCHEMA, source)
+    cfg = validate(doc, schema, source)
     _resolve_files(cfg, Path.cwd())  # paths given with --set: relative to the current folder
     cross_checks(cfg, source)
     if cfg["scenario"]["kind"] == "closed_loop":  # an open-loop run has no system of its own

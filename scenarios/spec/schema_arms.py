@@ -6,7 +6,40 @@ task."""
 from .config import Field as F
 from .config import Section
 
-__all__ = ["extra_arm_sections"]
+#: the metrics each extra arm has, named ``<metric>_<name>`` (``ee_max_left``)
+ARM_METRIC_BASES = ("ee_rms", "ee_max")
+
+
+def arm_metric_names(config) -> list[str]:
+    """The metrics of the extra arms of a scenario (resolved, or a parsed file):
+    ``ee_rms_<name>``, ``ee_max_<name>`` for each ``[[extra_arm]]``, in order."""
+    rows = config.get("extra_arm") if isinstance(config, dict) else None
+    names = [r.get("name") for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    return [f"{m}_{n}" for n in names if isinstance(n, str) and n for m in ARM_METRIC_BASES]
+
+
+def with_arm_requirements(schema: dict, doc) -> dict:
+    """``schema`` whose ``[requirements]`` also takes a requirement on each extra arm's
+    metrics (:func:`arm_metric_names` of ``doc``; none by default)."""
+    names = arm_metric_names(doc)
+    if not names:
+        return schema
+    req = schema["requirements"]
+    fields = dict(req.fields)
+    for name in names:
+        fields.setdefault(
+            name,
+            F(
+                "requirement",
+                None,
+                doc=f"requirement on the metric {name} (an extra arm's): a limit in its SI "
+                "unit, or {limit, op, percentile, confidence}",
+            ),
+        )
+    return {**schema, "requirements": Section(fields, req.doc, req.many)}
+
+
+__all__ = ["extra_arm_sections", "ARM_METRIC_BASES", "arm_metric_names", "with_arm_requirements"]
 
 
 def extra_arm_sections(arm: Section) -> dict:

@@ -65,6 +65,7 @@ from ...control.sensors import (
 from .config import did_you_mean
 from .scenario import Scenario
 from .schema import SCHEMA
+from .schema_arms import arm_metric_names
 
 __all__ = [
     "si_view",
@@ -267,6 +268,10 @@ class Spec:
                 sections[sec] = tuple(
                     SpecSection(f"{sec}[{i}]", sec, t) for i, t in enumerate(config[sec])
                 )
+            elif sec == "requirements":  # an extra arm's (ee_max_<name>) is not in the view
+                extra = set(arm_metric_names(config))
+                table = {k: v for k, v in config[sec].items() if k not in extra}
+                sections[sec] = SpecSection(sec, sec, table)
             else:
                 sections[sec] = SpecSection(sec, sec, config[sec])
         object.__setattr__(self, "_sections", sections)
