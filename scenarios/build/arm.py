@@ -29,6 +29,7 @@ from ...multibody import (
 )
 from ...multibody.assembly import mount_arm, urdf_joint_limits, urdf_links, urdf_subtree
 from ..spec.config import ScenarioError, did_you_mean
+from ..spec.schema import SCHEMA
 
 __all__ = [
     "ArmInfo",
@@ -455,8 +456,11 @@ class ExtraArm:
 
 
 def _renamed(exc: ScenarioError, i: int) -> ScenarioError:
-    """A message about ``arm.<key>`` (from :func:`arm`) about ``extra_arm[i].<key>``."""
-    return ScenarioError(re.sub(r"\barm([.:])", rf"extra_arm[{i}]\1", str(exc)))
+    """A message about ``arm.<key>`` (from :func:`arm`) about ``extra_arm[i].<key>`` (the
+    keys of ``[arm]`` only: a file named ``arm.urdf`` is left as it is)."""
+    keys = "|".join(sorted(SCHEMA["arm"].fields, key=len, reverse=True))
+    text = re.sub(rf"(?<![\w/.\-])arm\.({keys})\b", rf"extra_arm[{i}].\1", str(exc))
+    return ScenarioError(re.sub(r"^arm:", f"extra_arm[{i}]:", text))
 
 
 def _same_file_arm(cfg, row, i, base) -> tuple[Model, ArmInfo]:
