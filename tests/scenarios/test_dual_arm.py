@@ -380,3 +380,26 @@ def test_several_arms_need_the_built_in_laws(tmp_path):
     f = _two_iiwas(tmp_path, '[[extra_arm]]\nname = "b"\n[arm_controller]\nlaw = "task_space"\n')
     with pytest.raises(ScenarioError, match="arm_controller.law = 'task_space'"):
         run(load_scenario(f), progress=False)
+
+
+# ------------------------------------------------------------------ figures
+
+
+def test_each_extra_arm_has_its_tracking_figure_and_is_drawn_in_the_scene(mirrored):
+    from dqspace.scenarios.figures.plots import figures
+    from dqspace.scenarios.figures.scene import build_scene
+
+    _, _, res = mirrored
+    figs = figures(res)
+    assert {"tracking", "tracking_right"} <= set(figs)
+    fig = figs["tracking_right"]
+    assert "arm right" in fig.get_suptitle()
+    # its curves are the right arm's series (not blank, not the first arm's)
+    y = fig.axes[1].lines[0].get_ydata()
+    np.testing.assert_allclose(y, res["ee_pos_right"][:, 1] * 1e3)  # drawn in mm
+    assert not np.allclose(y, res["ee_pos"][:, 1] * 1e3)
+    # the scene: a link to each arm's tool (the extra arm's end-effector frame too)
+    scene = build_scene(res, 3)
+    bodies = {p.body for p in scene.parts["arm"]}
+    m = scene.model
+    assert m.body_index("right/r_hand") in bodies and m.body_index("l_hand") in bodies
