@@ -463,6 +463,16 @@ def _check_extra_arms(cfg, source):
             raise ScenarioError(
                 f"{source}: extra_arm[{i}].model = 'dh': an extra arm is 'iiwa' or a URDF file"
             )
+        if cfg["base"]["urdf"] and a["model"] == cfg["base"]["urdf"]:
+            fields = SCHEMA["extra_arm"].fields
+            given = [f"extra_arm[{i}].{k}" for k in _MOUNT_FROM_URDF if a[k] != fields[k].default]
+            if given or not a["root_link"]:
+                raise ScenarioError(
+                    f"{source}: extra_arm[{i}] comes from the base's URDF (model = base.urdf): "
+                    "it hangs from its root_link, a link moved by a joint below base.link, "
+                    "placed by the file's joint origins; "
+                    + (f"{', '.join(given)} must then stay unset" if given else "set root_link")
+                )
     for i, w in enumerate(rows):
         if w["arm"] not in seen:
             raise ScenarioError(

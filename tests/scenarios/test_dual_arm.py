@@ -403,3 +403,35 @@ def test_each_extra_arm_has_its_tracking_figure_and_is_drawn_in_the_scene(mirror
     bodies = {p.body for p in scene.parts["arm"]}
     m = scene.model
     assert m.body_index("right/r_hand") in bodies and m.body_index("l_hand") in bodies
+
+
+def test_an_extra_arm_from_the_base_urdf_is_placed_by_the_file(tmp_path):
+    f = _scenario(tmp_path)
+    text = f.read_text().replace(
+        'root_link = "r_upper"', 'root_link = "r_upper"\nmount_xyz = [0.0, 0.0, 0.1]'
+    )
+    f.write_text(text)
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(f)
+    assert "dual.toml" in str(e.value) and "extra_arm[0].mount_xyz must then stay unset" in str(
+        e.value
+    )
+
+
+def test_the_dual_arm_example_of_the_docs_runs(tmp_path):
+    """docs/own-spacecraft.md's dual-arm servicer on a URDF base (with this module's
+    URDF): it loads, each arm tracks its task, the requirement on the right arm is met."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "own-spacecraft.md").read_text()
+    section = doc.split("### A dual-arm servicer on a URDF base", 1)[1]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "dual.urdf").write_text(DUAL_URDF)
+    f = tmp_path / "example.toml"
+    f.write_text(example)
+    sc = load_scenario(f, ["scenario.duration=3.0"])
+    res = run(sc, progress=False)
+    m = summarize(res)
+    assert res.status == "complete"
+    assert m["ee_max"] < 1e-3 and m["ee_max_right"] < 1e-3
+    assert sc.config["requirements"]["ee_max_right"]["limit"] == 1e-3
