@@ -24,10 +24,11 @@ from ...control import (
     waypoints,
 )
 from ...control.flight.python_stage import code_location
+from ...control.multi_arm import MultiArmController
 from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
 from ...multibody import frame_pose
 from ..spec.config import ScenarioError
-from .arm import ArmInfo
+from .arm import ArmInfo, initial_joints, joint_values
 
 __all__ = [
     "load_class",
@@ -224,8 +225,6 @@ def extra_arm_start(cfg, x) -> np.ndarray:
     and its initial joints (returned): the inverse kinematics of its start pose from
     ``initial_joints_deg``.  A pose of its task the arm cannot reach is a ScenarioError
     naming the keys."""
-    from .arm import initial_joints, joint_values
-
     r, i = x.row, [a["name"] for a in cfg["extra_arm"]].index(x.name)
     ai = x.alone_info
     seed = np.zeros(ai.n)
@@ -273,8 +272,6 @@ def arms_controller(cfg, model, info: ArmInfo, joints0, extras):
     as one :class:`~dqspace.control.multi_arm.MultiArmController`; another law (task_space,
     a user's class) or a user's base law is a ScenarioError (the arms run in the compiled
     flight software only)."""
-    from ...control.multi_arm import MultiArmController
-
     law, base_law = cfg["arm_controller"]["law"], cfg["base_controller"]["law"]
     if law != "computed_torque":
         raise ScenarioError(

@@ -44,16 +44,8 @@ from ...dq import dq_identity
 from ...multibody import Body, Model, frame_pose
 from ..spec.config import ScenarioError
 from . import controllability, controllers, devices
-from .arm import (
-    ArmInfo,
-    arm,
-    base_body,
-    extra_arms,
-    initial_joints,
-    joint_values,
-    start_pose_keys,
-    true_arm,
-)
+from .arm import ArmInfo, arm, base_body, initial_joints, joint_values, start_pose_keys, true_arm
+from .extra_arms import extra_arms
 
 __all__ = ["System", "build_system"]
 

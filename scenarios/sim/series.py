@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...dq import dq_conj, dq_log, dq_mul, translation_from_dq
+from ...multibody import frame_pose
 
 __all__ = ["Series", "Sizes", "Chunk", "CLOSED_LOOP", "spec", "values", "extra_arm_series"]
 
@@ -233,8 +234,6 @@ def _extra_pose(c, model, frame, ee):
     """(m, 8) the pose of the end-effector ``frame`` relative to the base at the chunk's
     true states (the controller model's first ``nq`` coordinates, the base at the
     origin), cached in ``ee`` (frame -> (id of the chunk's record, m, poses))."""
-    from ...multibody import frame_pose
-
     key = (id(c.R), c.m, c.R.t[0] if c.m else 0.0)
     hit = ee.get(frame)
     if hit is not None and hit[0] == key:
