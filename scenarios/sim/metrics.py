@@ -106,6 +106,9 @@ class _Metrics(dict):
     def __contains__(self, name):
         return dict.__contains__(self, name) or _arm_metric_base(name) is not None
 
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
 
 #: name -> (unit, description); an extra arm's ``ee_rms_<arm>``, ``ee_max_<arm>`` as
 #: ``ee_rms``, ``ee_max`` (:class:`_Metrics`)

@@ -213,6 +213,45 @@ def test_two_iiwas_on_a_base_are_two_branches_of_one_tree(tmp_path):
     assert isinstance(flight_software(sy).params.law, CompiledArmsLaw)
 
 
+def test_each_arm_has_its_own_limits_and_payload(tmp_path):
+    """An extra arm's joint limits, torque and rate limits and payload are its own (the
+    plant's limits cover every joint, first arm first; the payload hangs from its link)."""
+    f = tmp_path / "two.toml"
+    f.write_text(
+        textwrap.dedent(
+            """
+            [scenario]
+            name = "two-iiwas"
+            [[extra_arm]]
+            name = "left"
+            mount_xyz = [-0.15, 0.0, 0.15]
+            mount_rpy_deg = [0.0, -30.0, 0.0]
+            torque_limit = [50.0]
+            rate_limit = [0.5]
+            lower_deg = [-100.0]
+            upper_deg = [100.0]
+            payload_mass = 4.0
+            payload_com = [0.0, 0.0, 0.1]
+            """
+        )
+    )
+    sy = build_system(load_scenario(f).config)
+    info = sy.arm_info
+    assert info.n == 14 and info.names[7:] == [f"left/joint{k}" for k in range(1, 8)]
+    np.testing.assert_array_equal(info.torque_limit[7:], 50.0)
+    np.testing.assert_array_equal(info.rate_limit[7:], 0.5)
+    np.testing.assert_allclose(info.lower[7:], math.radians(-100.0))
+    np.testing.assert_array_equal(info.torque_limit[:7], [320, 320, 176, 176, 110, 40, 40])
+    m = sy.controller_model
+    k = m.body_index("left/payload")
+    assert m.mass[k] == 4.0 and m.body_names[int(m.parent[k])] == "left/link7"
+    assert "payload" not in m.body_names  # the first arm has none
+    # the IK of each arm keeps to its own limits: the second arm's lower limit of -100 deg
+    P = sy.arm.kernel_params()
+    np.testing.assert_allclose(P[1].lo, math.radians(-100.0))
+    assert P[1].v0 == 13 and P[1].q0 == 15 and P[0].v0 == 6
+
+
 # ------------------------------------------------------------------ the closed loop
 
 
@@ -435,3 +474,21 @@ def test_the_dual_arm_example_of_the_docs_runs(tmp_path):
     assert res.status == "complete"
     assert m["ee_max"] < 1e-3 and m["ee_max_right"] < 1e-3
     assert sc.config["requirements"]["ee_max_right"]["limit"] == 1e-3
+
+
+def test_dqspace_run_prints_each_arms_metrics_in_its_unit_or_not_measured(
+    mirrored, tmp_path, capsys
+):
+    from dqspace.scenarios.cli import main
+
+    path, _, _ = mirrored
+    args = ["run", str(path), "--out", str(tmp_path / "a"), "--no-fail", "-q"]
+    assert main([*args, "--set", "requirements.ee_max_right=1e-3"]) == 0
+    out = capsys.readouterr().out
+    assert "ee_max_right             0.1729 mm" in out  # as the first arm's, in mm
+    assert "ee_max_right                  0.1729 mm        <= 1 mm  MET" in out
+    args = ["run", str(path), "--out", str(tmp_path / "b"), "--no-fail", "-q"]
+    assert main([*args, "--set", "scenario.duration=1.0"]) == 0
+    out = capsys.readouterr().out
+    assert "ee_max_right             not measured" in out
+    assert "ee_rms_right, ee_max_right: not measured, the run ended at t = 1 s" in out
