@@ -454,8 +454,6 @@ def arms_kernel(As, seed, B, base_state, feedforward, t, q, v, arm_ref, base_pos
         J = np.empty((6, n))
         sk = seed[off : off + n]
         q_r, v_r, a_r = np.empty(n), np.empty(n), np.empty(n)
-        for j in range(n):
-            q_r[j] = 0.0
         code, it = joint_reference_kernel(
             A, sk, arm_ref[r : r + 8], arm_ref[r + 8 : r + 14], arm_ref[r + 14 : r + 20], q_r,
             v_r, a_r, e, J,
