@@ -49,6 +49,7 @@ from .loop_analysis import (
     loop_margins,
     step_response,
 )
+from .multi_arm import MultiArmController
 from .pd import DualPD, PDCommand, PDGains, State, dual_pd
 from .pose_error import PoseError, dq_error, pose_error, shortest_sign, twist_error
 from .pycontrol import python_control
@@ -73,6 +74,7 @@ __all__ = [
     "ArmCommand",
     "ArmController",
     "NoArm",
+    "MultiArmController",
     "BaseCommand",
     "BaseController",
     "BaseDOBController",

@@ -515,7 +515,7 @@ def task_error_kernel(P, q, v, pose, twist, e_dq, e_log, e_twist):
     tw = np.zeros(6)
     for i in range(6):
         s = 0.0
-        for j in range(nv - n, nv):
+        for j in range(P.v0, P.v0 + n):  # the arm's own joints (v0 = nv - n for one arm)
             s += Jf[i, j] * v[j]
         tw[i] = s
     pose_error_kernel(pf, pose, tw, twist, e_dq, e_log, e_twist)

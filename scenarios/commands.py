@@ -86,7 +86,9 @@ def _print_metrics(metrics, res=None):
     if res is not None and not has_arm(res):
         print(f"  ({', '.join(ARM_METRICS)}: not measured, the system has no arm)")
         return
-    windowed = [m for m in ("ee_rms", "ee_max") if m in metrics and metrics[m] != metrics[m]]
+    windowed = [  # the first arm's, then each extra arm's (ee_rms_<name> ...)
+        m for m in metrics if m.startswith(("ee_rms", "ee_max")) and metrics[m] != metrics[m]
+    ]
     if windowed and res is not None and len(res.t) and res.t[-1] < run_transient(res):
         print(
             f"  ({', '.join(windowed)}: not measured, the run ended at t = "

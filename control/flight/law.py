@@ -68,6 +68,7 @@ from ..base import (
     reaction_kernel,
 )
 from ..ik import IK_STATUSES, LIMIT_TOL, IKResult
+from ..multi_arm import MultiArmController
 from ..pd import PDGains, State, checked_state
 from ..pose_error import PoseError
 from ..trajectories import JointReference
@@ -79,6 +80,7 @@ __all__ = [
     "law_work",
     "station_keeping_kernel",
     "base_only_kernel",
+    "arms_kernel",
     "register_base_law",
     "BASE_LAWS",
 ]
@@ -285,7 +287,8 @@ class StationKeepingLaw:
         :class:`~dqspace.control.arm.NoArm` for a system without an arm, and a registered
         base law): the tick then runs as :func:`station_keeping_kernel` (or
         :func:`base_only_kernel`)."""
-        return type(self.arm) in (ArmController, NoArm) and type(self.base) in BASE_LAWS
+        arms = (ArmController, NoArm, MultiArmController)
+        return type(self.arm) in arms and type(self.base) in BASE_LAWS
 
     def _compiled(self, t, state, base_reference, arm_reference):
         if type(self.arm) is NoArm:
@@ -308,6 +311,14 @@ class StationKeepingLaw:
         q, v = self.arm.law._state(state)
         w = law_work(self.arm.law.n)
         self.arm.seed = np.array(self.arm.seed, dtype=float)
+        if type(self.arm) is MultiArmController:  # arm_reference: one per arm, in order
+            refs = np.concatenate([np.r_[r.pose, r.twist, r.acc] for r in arm_reference])
+            arms_kernel(
+                self.arm.kernel_params(), self.arm.seed, self.base.kernel_params(),
+                self.base.kernel_state(), self.feedforward, t, q, v, refs, base_reference.pose,
+                base_reference.twist, base_reference.acc, w,
+            )  # fmt: skip
+            return law_output(w, self.arm.all_params())
         station_keeping_kernel(
             self.arm.kernel_params(), self.arm.seed, self.base.kernel_params(),
             self.base.kernel_state(), self.feedforward, t, q, v, arm_reference.pose,
@@ -411,6 +422,78 @@ def base_only_kernel(B, base_state, feedforward, t, q, v, base_pose, base_twist,
     w.ee_dq[0] = 1.0
     w.ee_log[:] = 0.0
     w.ee_twist[:] = 0.0
+
+
+@njit(cache=True)
+def arms_kernel(As, seed, B, base_state, feedforward, t, q, v, arm_ref, base_pose, base_twist,
+                base_acc, w):  # fmt: skip
+    """One tick of :class:`StationKeepingLaw` for several arms
+    (:class:`~dqspace.control.multi_arm.MultiArmController`), compiled: as
+    :func:`station_keeping_kernel`, with
+
+    1. each arm's joint references by the inverse kinematics of its own end-effector
+       reference on its own joints, and its planned joint accelerations (``As`` a tuple of
+       each arm's ``ArmLawParams``, its joints at ``v0``; ``seed`` (n,) every arm's IK warm
+       start, arm after arm; ``arm_ref`` (20 A,) each arm's pose (8,), twist, acceleration
+       (6,) relative to the base, arm after arm);
+    2. the base wrench with the reaction of all the arms (the planned accelerations of
+       every joint);
+    3. the torques of every joint from the inverse dynamics of the whole tree;
+    4. the first arm's end-effector error (the others' are measured from the recorded
+       states).
+
+    ``w`` (:data:`LawWork` of all n joints): the IK's residual and status are the first
+    arm's; ``J`` holds each arm's Jacobian in its own columns."""
+    off = 0
+    w.J[:, :] = 0.0
+    for k in range(len(As)):
+        A = As[k]
+        n = A.lo.shape[0]
+        r = 20 * k
+        e = np.empty(6)
+        J = np.empty((6, n))
+        sk = seed[off : off + n]
+        q_r, v_r, a_r = np.empty(n), np.empty(n), np.empty(n)
+        code, it = joint_reference_kernel(
+            A, sk, arm_ref[r : r + 8], arm_ref[r + 8 : r + 14], arm_ref[r + 14 : r + 20], q_r,
+            v_r, a_r, e, J,
+        )  # fmt: skip
+        if k == 0:
+            w.ik_e[:] = e
+            w.ik_info[0] = code
+            w.ik_info[1] = it
+        acc, err, rate_err = np.empty(n), np.empty(n), np.empty(n)
+        joint_acceleration_kernel(A.kp, A.kd, A.q0, A.v0, q, v, q_r, v_r, a_r, acc, err, rate_err)
+        for j in range(n):
+            w.q_r[off + j] = q_r[j]
+            w.v_r[off + j] = v_r[j]
+            w.a_r[off + j] = a_r[j]
+            w.acc[off + j] = acc[j]
+            w.joint_err[off + j] = err[j]
+            w.joint_rate_err[off + j] = rate_err[j]
+            for i in range(6):
+                w.J[i, off + j] = J[i, j]
+        off += n
+    _base_law(
+        B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
+        w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
+    )  # fmt: skip
+    if feedforward:
+        for j in range(6):
+            w.reaction[j] = -w.feedforward[j]
+    else:
+        reaction_kernel(B.ints, B.reals, B.gravity, q, v, np.zeros(6), w.acc, w.reaction)
+    _base_compensation(B, base_state, w.compensation)
+    u_b = np.empty(6)  # swap(wrench - compensation): the base's generalized force [tau, f]
+    for j in range(3):
+        u_b[j] = w.wrench[3 + j] - w.compensation[3 + j]
+        u_b[3 + j] = w.wrench[j] - w.compensation[j]
+    A0 = As[0]
+    joint_torque_kernel(
+        A0.ints, A0.reals, A0.gravity, A0.floating, A0.v0, q, v, w.acc, True, u_b, w.tau,
+        w.base_acc,
+    )  # fmt: skip
+    task_error_kernel(A0, q, v, arm_ref[:8], arm_ref[8:14], w.ee_dq, w.ee_log, w.ee_twist)
 
 
 register_base_law(BaseController, BaseLawParams, pd_base_law_kernel)

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..arm import NoArm
+from ..multi_arm import MultiArmController
 from ..trajectories import sample_trajectory
 from .actuation import ActuationState, actuation_work
 from .interfaces import Commands, Estimate, command_arrays, estimate_arrays
@@ -35,6 +36,7 @@ from .tick import (
     PYTHON_RAISED,
     STAGE_KERNELS,
     STAGE_RAISED,
+    CompiledArmsLaw,
     CompiledBaseLaw,
     CompiledLaw,
     FlightParams,
@@ -79,7 +81,8 @@ class FlightSoftware:
     law : StationKeepingLaw, the controllers (built-in ones run compiled, others in Python)
     actuation : ActuationParams
     dump_active : (1,) the momentum manager's hysteresis state (shared with its object)
-    trajectory : the end-effector reference (a trajectory, ``trajectory(t)``)
+    trajectory : the end-effector reference (a trajectory, ``trajectory(t)``); several
+        arms (:class:`~dqspace.control.multi_arm.MultiArmController`): a tuple, one per arm
     base_reference : the base reference (a reference, or a callable of t)
     ee_frame : the end-effector frame of the controller model
     navigation : ``(NavigationParams, NavigationState)``, or None for perfect knowledge
@@ -101,6 +104,11 @@ class FlightSoftware:
         if law.compiled and type(law.arm) is NoArm:  # no arm: the base law alone
             law_block = CompiledBaseLaw(law.base.kernel_params(), law.feedforward)
             seed, base_state = np.zeros(0), law.base.kernel_state()
+        elif law.compiled and type(law.arm) is MultiArmController:  # several arms
+            law_block = CompiledArmsLaw(
+                law.arm.kernel_params(), law.base.kernel_params(), law.feedforward
+            )
+            seed, base_state = law.arm.seed, law.base.kernel_state()
         elif law.compiled:
             law_block = CompiledLaw(
                 law.arm.kernel_params(), law.base.kernel_params(), law.feedforward
@@ -169,7 +177,7 @@ class FlightSoftware:
     def compiled(self) -> bool:
         """True when no stage of the tick runs in Python (the built-in controllers and the
         fast allocation, with or without sensors)."""
-        compiled = isinstance(self.params.law, (CompiledLaw, CompiledBaseLaw))
+        compiled = isinstance(self.params.law, (CompiledLaw, CompiledBaseLaw, CompiledArmsLaw))
         return compiled and self.params.alloc is None
 
     @property
@@ -192,7 +200,13 @@ class FlightSoftware:
         """``(arm_ref, base_ref)`` (m, 20) each: pose, twist, acceleration at ``times``
         [s] (the end-effector's relative to the base, the base's inertial)."""
         times = np.asarray(times, dtype=float)
-        arm = np.concatenate(sample_trajectory(self.trajectory, times), axis=1)
+        if isinstance(self.trajectory, tuple):  # several arms: each arm's (20,), in order
+            arm = np.concatenate(
+                [np.concatenate(sample_trajectory(tr, times), axis=1) for tr in self.trajectory],
+                axis=1,
+            )
+        else:
+            arm = np.concatenate(sample_trajectory(self.trajectory, times), axis=1)
         b = self.base_reference
         if callable(b):
             base = np.concatenate(sample_trajectory(b, times), axis=1)

@@ -48,7 +48,7 @@ from numba.extending import overload
 
 from ..._jit import signature_on_first_call
 from .actuation import actuation_kernel, demand_kernel
-from .law import base_only_kernel, station_keeping_kernel
+from .law import arms_kernel, base_only_kernel, station_keeping_kernel
 from .navigation import (
     filter_kernel,
     planned_acceleration_kernel,
@@ -63,6 +63,7 @@ __all__ = [
     "TickWork",
     "CompiledLaw",
     "CompiledBaseLaw",
+    "CompiledArmsLaw",
     "Stages",
     "STAGE_KERNELS",
     "stage_arguments",
@@ -102,6 +103,12 @@ CompiledLaw = namedtuple("CompiledLaw", ["arm", "base", "feedforward"])
 #: (:func:`~dqspace.control.flight.law.base_only_kernel`); ``base`` its
 #: :data:`~dqspace.control.base.BaseLawParams`, ``feedforward`` (bool).
 CompiledBaseLaw = namedtuple("CompiledBaseLaw", ["base", "feedforward"])
+
+#: The law stage of several arms (:class:`~dqspace.control.multi_arm.MultiArmController`,
+#: :func:`~dqspace.control.flight.law.arms_kernel`): ``arms`` a tuple of each arm's
+#: ``ArmLawParams``, ``base``, ``feedforward`` as in :data:`CompiledLaw`; the tick's arm
+#: reference is then every arm's (20,), arm after arm.
+CompiledArmsLaw = namedtuple("CompiledArmsLaw", ["arms", "base", "feedforward"])
 
 #: What the flight software is, constant over a run but for the thrusters' health:
 #: ``index`` (:data:`~dqspace.control.flight.interfaces.PlantIndex`, what the sensors
@@ -303,6 +310,17 @@ def _laws_typed(law, seed, base_state, t, est, arm_ref, base_ref, w):
             return OK
 
         return base_only
+
+    if isinstance(law, types.BaseNamedTuple) and law.instance_class is CompiledArmsLaw:
+
+        def arms(law, seed, base_state, t, est, arm_ref, base_ref, w):
+            arms_kernel(
+                law.arms, seed, law.base, base_state, law.feedforward, t, est.q, est.v, arm_ref,
+                base_ref[:8], base_ref[8:14], base_ref[14:20], w,
+            )  # fmt: skip
+            return OK
+
+        return arms
 
     def built_in(law, seed, base_state, t, est, arm_ref, base_ref, w):
         station_keeping_kernel(

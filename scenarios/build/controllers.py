@@ -24,9 +24,11 @@ from ...control import (
     waypoints,
 )
 from ...control.flight.python_stage import code_location
+from ...control.multi_arm import MultiArmController
 from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
+from ...multibody import frame_pose
 from ..spec.config import ScenarioError
-from .arm import ArmInfo
+from .arm import ArmInfo, initial_joints, joint_values
 
 __all__ = [
     "load_class",
@@ -36,6 +38,8 @@ __all__ = [
     "base_reference",
     "base_controller",
     "arm_controller",
+    "extra_arm_start",
+    "arms_controller",
 ]
 
 
@@ -213,3 +217,90 @@ def arm_controller(cfg, model, info: ArmInfo, joints0):
         )
     cls = load_class(law, "arm_controller.law")
     return construct(cls, law, "arm_controller.law", model, gains)
+
+
+def extra_arm_start(cfg, x) -> np.ndarray:
+    """An extra arm's (``x``, an :class:`~.arm.ExtraArm`) end-effector reference (set as
+    ``x.trajectory``: its task, ``initial``, ``hold`` or ``waypoints`` as the first arm's)
+    and its initial joints (returned): the inverse kinematics of its start pose from
+    ``initial_joints_deg``.  A pose of its task the arm cannot reach is a ScenarioError
+    naming the keys."""
+    r, i = x.row, [a["name"] for a in cfg["extra_arm"]].index(x.name)
+    ai = x.alone_info
+    seed = np.zeros(ai.n)
+    if r["initial_joints_deg"]:
+        try:
+            seed = joint_values(r["initial_joints_deg"], ai.prismatic, "initial_joints_deg")
+        except ScenarioError as exc:
+            raise ScenarioError(str(exc).replace("arm.", f"extra_arm[{i}].", 1)) from None
+    rows = [w for w in cfg["extra_arm_waypoint"] if w["arm"] == x.name]
+    if r["task"] == "initial":
+        qa = x.alone.neutral_configuration()
+        qa[8 : 8 + ai.n] = seed
+        x.trajectory = ConstantPose(frame_pose(x.alone, qa, ai.ee_frame))
+        poses = [(x.trajectory.pose, f"extra_arm[{i}].initial_joints_deg")]
+    else:
+        tr = {**cfg["trajectory"], "type": r["task"], "center": r["center"], "ramp_time": 0.0}
+        tr.update(orientation_rpy_deg=r["orientation_rpy_deg"], start_time=r["start_time"])
+        x.trajectory = trajectory({"trajectory": tr, "waypoint": rows})
+        if r["task"] == "hold":
+            where = f"extra_arm[{i}].center = {list(r['center'])}, orientation_rpy_deg = "
+            poses = [(x.trajectory(0.0).pose, where + f"{list(r['orientation_rpy_deg'])}")]
+        else:
+            k = [j for j, w in enumerate(cfg["extra_arm_waypoint"]) if w["arm"] == x.name]
+            poses = [
+                (dq_from_rpy_deg(w["rpy_deg"], w["xyz"]),
+                 f"extra_arm_waypoint[{j}] (xyz = {list(w['xyz'])}, rpy_deg = "
+                 f"{list(w['rpy_deg'])})")
+                for j, w in zip(k, rows, strict=True)
+            ]  # fmt: skip
+    joints0 = None
+    for pose, where in poses:  # every pose of its task within reach (the first: its start)
+        try:
+            q = initial_joints(x.alone, pose, seed if joints0 is None else joints0, ai, where=where)
+        except ScenarioError as exc:
+            text = str(exc).replace("the trajectory's start pose", f"arm {x.name!r}'s pose")
+            raise ScenarioError(text.replace(" arm.", f" extra_arm[{i}].")) from None
+        joints0 = q if joints0 is None else joints0
+    x.joints0 = joints0
+    return joints0
+
+
+def arms_controller(cfg, model, info: ArmInfo, joints0, extras):
+    """The arm law of a servicer with ``[[extra_arm]]``: ``arm_controller.law =
+    computed_torque`` for each arm (its own end-effector frame and joints, the same gains),
+    as one :class:`~dqspace.control.multi_arm.MultiArmController`; another law (task_space,
+    a user's class) or a user's base law is a ScenarioError (the arms run in the compiled
+    flight software only)."""
+    law, base_law = cfg["arm_controller"]["law"], cfg["base_controller"]["law"]
+    if law != "computed_torque":
+        raise ScenarioError(
+            f"arm_controller.law = {law!r}: a servicer with [[extra_arm]] runs the built-in "
+            "computed_torque law on every arm (task_space and a user's class run one arm)"
+        )
+    if base_law not in ("dual_pd", "dual_pid", "dual_pd_dob"):
+        raise ScenarioError(
+            f"base_controller.law = {base_law!r}: a servicer with [[extra_arm]] runs a "
+            "built-in base law (dual_pd, dual_pid, dual_pd_dob)"
+        )
+    first = controllers_of(cfg, model, info, joints0, info.ee_frame)
+    arms = [first] + [controllers_of(cfg, model, info, joints0, x.info.ee_frame) for x in extras]
+    n1 = info.n - sum(x.info.n for x in extras)
+    offsets = [0] + [x.v0 - 6 for x in extras]
+    sizes = [n1] + [x.info.n for x in extras]
+    return MultiArmController(arms, offsets, sizes)
+
+
+def controllers_of(cfg, model, info: ArmInfo, joints0, frame):
+    """The built-in computed-torque :class:`ArmController` on all the joints of ``model``
+    with ``frame`` as its end-effector (each arm's law uses its own joints of it)."""
+    ac = cfg["arm_controller"]
+    return ArmController(
+        model,
+        JointGains.from_natural_frequency(ac["omega_n"], ac["zeta"]),
+        seed=joints0,
+        frame=frame,
+        limits=info.limits,
+        posture=joints0 if ac["posture_gain"] > 0 else None,
+        posture_gain=max(ac["posture_gain"], 1e-12),
+    )

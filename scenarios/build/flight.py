@@ -69,7 +69,11 @@ def flight_software(system) -> FlightSoftware:
         law=law,
         actuation=actuation_params(sy),
         dump_active=mm.active_state if mm is not None else np.zeros(1),
-        trajectory=sy.trajectory,
+        trajectory=(
+            (sy.trajectory, *(x.trajectory for x in sy.extra_arms))
+            if sy.extra_arms
+            else sy.trajectory
+        ),
         base_reference=sy.base_reference,
         ee_frame=sy.arm_info.ee_frame,
         navigation=navigation(sy) if cfg["sensors"]["enabled"] else None,

@@ -45,6 +45,7 @@ from ...multibody import Body, Model, frame_pose
 from ..spec.config import ScenarioError
 from . import controllability, controllers, devices
 from .arm import ArmInfo, arm, base_body, initial_joints, joint_values, start_pose_keys, true_arm
+from .extra_arms import extra_arms
 
 __all__ = ["System", "build_system"]
 
@@ -72,6 +73,7 @@ class System:
     momentum_manager: Any = None  # actuators.MomentumManager
     description: dict = field(default_factory=dict)  # what the manifest records
     thruster_H_true: NDArray[np.float64] | None = None  # the plant's (6, S), imperfections in
+    extra_arms: list = field(default_factory=list)  # [[extra_arm]]: ExtraArm each (arm.py)
 
 
 # ------------------------------------------------------------------ parts
@@ -84,6 +86,8 @@ def build_system(cfg) -> System:
     """Build the plant, actuators and controllers of a resolved closed-loop scenario."""
     base = base_body(cfg)
     arm_model, info = arm(cfg, base)
+    # [[extra_arm]]: mounted after the first arm; info then holds every arm's joints
+    arm_model, info, extras, (first_model, first_info) = extra_arms(cfg, arm_model, info, base)
     cluster, wheels = devices.cluster(cfg), devices.wheel_array(cfg)
     cm, wm, plant = devices.attach_devices(true_arm(cfg, arm_model, info), cluster, wheels)
     # a disabled section's per-unit values are not read (an included file may give them)
@@ -152,24 +156,31 @@ def build_system(cfg) -> System:
                 error_feedback=tc["error_feedback"],
             )
 
-    seed = np.zeros(info.n)
+    seed = np.zeros(first_info.n)
     if cfg["arm"]["initial_joints_deg"]:  # deg for a revolute joint, m for a prismatic one
-        seed = joint_values(cfg["arm"]["initial_joints_deg"], info.prismatic, "initial_joints_deg")
+        seed = joint_values(
+            cfg["arm"]["initial_joints_deg"], first_info.prismatic, "initial_joints_deg"
+        )
     if info.n == 0:  # no arm (arm.model = "none"): no end-effector task, no arm law
         trajectory = ConstantPose(dq_identity())  # what the flight software samples
         joints0 = np.zeros(0)
     elif cfg["trajectory"]["type"] == "initial":
         qa = controller_model.neutral_configuration()
-        qa[8 : 8 + info.n] = seed
+        qa[8 : 8 + first_info.n] = seed
         trajectory = ConstantPose(frame_pose(controller_model, qa, info.ee_frame))
     else:
         trajectory = controllers.trajectory(cfg)
     if info.n:
+        ik_model, ik_info = (first_model, first_info) if extras else (controller_model, info)
         joints0 = initial_joints(
-            controller_model, trajectory(0.0).pose, seed, info, where=start_pose_keys(cfg)
+            ik_model, trajectory(0.0).pose, seed, ik_info, where=start_pose_keys(cfg)
         )
+    if extras:
+        joints0 = np.r_[joints0, *(controllers.extra_arm_start(cfg, x) for x in extras)]
     base_ctrl = controllers.base_controller(cfg, controller_model)
-    if info.n:
+    if extras:
+        arm_ctrl = controllers.arms_controller(cfg, controller_model, info, joints0, extras)
+    elif info.n:
         arm_ctrl = controllers.arm_controller(cfg, controller_model, info, joints0)
     else:
         arm_ctrl = NoArm()
@@ -216,6 +227,19 @@ def build_system(cfg) -> System:
         "wheel_max_torque": np.asarray(wheels.max_torque).tolist() if wheels is not None else [],
         "vscmg_limits": _vscmg_limits_described(cfg) if cm is not None else {},
     }
+    if extras:  # the first arm's joints, then each extra arm's
+        description["arm"]["first_arm_joints"] = first_info.n
+        description["extra_arms"] = [
+            {
+                "name": x.name,
+                "source": x.info.source,
+                "sha256": x.info.sha256,
+                "joints": x.info.names,
+                "ee_frame": x.info.ee_frame,
+                "task": x.row["task"],
+            }
+            for x in extras
+        ]
     return System(
         cfg,
         plant,
@@ -236,6 +260,7 @@ def build_system(cfg) -> System:
         manager,
         description,
         devices.true_thruster_matrix(cfg, thrusters),
+        extras,
     )
 
 

@@ -325,7 +325,9 @@ def envelopes(series: Sequence[Mapping], q: Sequence[float] = (50, 95, 99)) -> d
 
 
 def _judge(df, requirements):
-    rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
+    names = [m for m in METRICS if m in df]  # then each extra arm's (ee_max_<name> ...)
+    names += [c for c in df.columns if isinstance(c, str) and c in METRICS and c not in names]
+    rows = {m: df[m].to_numpy(dtype=float) for m in names}
     return rows, judge_campaign(rows, requirements)
 
 

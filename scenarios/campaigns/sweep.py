@@ -62,6 +62,7 @@ import numpy as np
 from ..._progress import Heartbeat, LineRate, beat_period, left_text
 from ..sim.metrics import METRICS, summarize
 from ..spec.scenario import Scenario, load_scenario
+from ..spec.schema_arms import arm_metric_names
 from ..spec.variants import make_variants, override_cell, resolved_value
 from ..store.storage import atomic_write_bytes
 from ..store.sweep_store import SweepStore, report_damaged
@@ -93,7 +94,8 @@ def _metric_spec(metrics, scenario):
                 "metrics: an open-loop scenario has no standard metrics; give callables "
                 "f(results) -> float"
             )
-        return _MetricSpec(tuple(METRICS), {})
+        # and each extra arm's ([[extra_arm]]: ee_rms_<name>, ee_max_<name>)
+        return _MetricSpec((*METRICS, *arm_metric_names(scenario.config)), {})
     items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m) for m in metrics]
     if not items:
         raise ValueError("metrics: empty (give names from summarize or callables)")

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..sim.metrics import extra_arm_names
 from .common import REQUIREMENTS, literal_text, requirement_limits, scenario_config
 from .recorded import check_recorded_series
 from .run_base import actuator_wrenches, plot_disturbance_rejection, plot_wrench_balance
@@ -109,11 +110,15 @@ def figures(res: Results) -> dict:
     check_recorded_series(res)  # a damaged result: one error naming its file
     kind = (scenario_config(res).get("scenario") or {}).get("kind", "closed_loop")
     table = _OPEN_LOOP if kind == "open_loop" else _CLOSED_LOOP
-    return {  # the text as written: names and messages from the result are not TeX
+    out = {  # the text as written: names and messages from the result are not TeX
         name: literal_text(fn(res))
         for name, (fn, needs) in table.items()
         if all(_has(res, k) for k in needs)
     }
+    for arm in extra_arm_names(res) if kind != "open_loop" else []:  # one per extra arm
+        if all(_has(res, f"{k}_{arm}") for k in ("ee_pos", "ee_ref", "ee_err")):
+            out[f"tracking_{arm}"] = literal_text(plot_tracking(res, arm))
+    return out
 
 
 def plot_all(

@@ -15,6 +15,7 @@ from .common import (
     reference_markers,
     required_magnitude,
     run_metrics,
+    scenario_config,
     scenario_section,
     transient,
 )
@@ -23,35 +24,41 @@ from .units import format_number, format_quantity
 __all__ = ["plot_tracking"]
 
 
-def _task_start(res):
+def _task_start(res, arm=None):
+    if arm is not None:  # an extra arm: its row's start_time ('initial': from the start)
+        rows = scenario_config(res).get("extra_arm") or []
+        row = next((r for r in rows if isinstance(r, dict) and r.get("name") == arm), {})
+        return float(row.get("start_time", 0.0)) if row.get("task") != "initial" else 0.0
     return float(scenario_section(res, "trajectory").get("start_time", 0.0))
 
 
-def plot_tracking(res):
+def plot_tracking(res, arm=None):
     """End-effector position and its reference (base frame), the error per axis, and its
     magnitude on a log axis with the requirement (``ee_max``) and the metrics; the
-    transient the metrics leave out is hatched."""
+    transient the metrics leave out is hatched.  ``arm``: an extra arm's name (its series
+    ``ee_pos_<arm>`` ..., its metrics ``ee_max_<arm>``, ``ee_rms_<arm>``); None: the first
+    arm's."""
     t = res.t
-    fig, ax = new_figure(
-        5, res, "end-effector tracking (base frame)", [arm_gains_text(res)], height=1.7
-    )
-    pos, u = display_series(res, "ee_pos", "m")
-    ref, _ = display_series(res, "ee_ref", "m")
-    err, _ = display_series(res, "ee_err", "m")
+    x = "" if arm is None else f"_{arm}"
+    title = "end-effector tracking (base frame)" + ("" if arm is None else f", arm {arm}")
+    fig, ax = new_figure(5, res, title, [arm_gains_text(res)], height=1.7)
+    pos, u = display_series(res, f"ee_pos{x}", "m")
+    ref, _ = display_series(res, f"ee_ref{x}", "m")
+    err, _ = display_series(res, f"ee_err{x}", "m")
     for i, c in enumerate(XYZ):
         ax[i].plot(t, pos[:, i], **component_style(i), label="actual")
         reference_markers(ax[i], t, ref[:, i], "reference")
         ax[i].set_ylabel(f"{c} [{u}]")
         ax[3].plot(t, err[:, i], **component_style(i), label=c)
     ax[3].set_ylabel(f"error [{u}]")
-    t0, t_tr = _task_start(res), transient(res)
+    t0, t_tr = _task_start(res, arm), transient(res)
     norm = np.linalg.norm(err, axis=1)
     required_magnitude(
         ax[4],
         t,
         norm,
         res=res,
-        metric="ee_max",
+        metric=f"ee_max{x}",
         what="|error|",
         unit=u,
         mask=t >= t0,
@@ -59,9 +66,10 @@ def plot_tracking(res):
         window=t >= t_tr,
     )
     m = run_metrics(res)
-    if "ee_rms" in m and np.any(t >= t_tr):
+    if f"ee_rms{x}" in m and np.any(t >= t_tr):
+        rms = format_quantity(m[f"ee_rms{x}"], "m")
         ax[4].set_title(
-            ax[4].get_title(loc="left") + f"; RMS {format_quantity(m['ee_rms'], 'm')} (ee_rms)",
+            ax[4].get_title(loc="left") + f"; RMS {rms} (ee_rms{x})",
             loc="left",
             fontsize="small",
         )
@@ -72,7 +80,7 @@ def plot_tracking(res):
             facecolor="0.9",
             lw=0.0,
             zorder=0,
-            label=f"t < {format_number(t_tr)} s: not in\nee_max, ee_rms",
+            label=f"t < {format_number(t_tr)} s: not in\nee_max{x}, ee_rms{x}",
             gid="transient",
         )
     ax[4].set_ylabel(f"|error| [{u}]")

@@ -305,22 +305,24 @@ def _arm_bodies(model: Model, device_bodies: set) -> list[int]:
     return [k for k in range(1, model.nb) if k not in device_bodies]
 
 
-def _stick_arm(model, arm, ee_frame, skip):
+def _stick_arm(model, arm, ee_frame, skip, extra_ee=()):
     """Stick model of the arm bodies not in ``skip``: link cylinders from each body's origin
     to its children's joints (where they are at zero joint position: a prismatic joint
-    slides from there) and to the end-effector frame, housings along the moving joints'
-    axes."""
+    slides from there) and to the end-effector frame (and the extra arms' ``extra_ee``),
+    housings along the moving joints' axes."""
     fb = model.frame_body
-    ee_i = model.frame_index(ee_frame) if ee_frame in {f.name for f in model.frames} else None
+    named = {f.name for f in model.frames}
+    ee_all = [model.frame_index(e) for e in (ee_frame, *extra_ee) if e in named]
     segs = []  # (body that carries it, start in its frame, end in its frame)
     for k in arm:
         p = int(model.parent[k])
         if p == 0 or k in skip:
             continue  # the mount (inside the base) or a link drawn from its visuals
         segs.append((p, np.zeros(3), transform_from_dq(model.joint_placement[k])[:3, 3]))
-    if ee_i is not None and int(fb[ee_i]) not in skip:
-        b = int(fb[ee_i])
-        segs.append((b, np.zeros(3), transform_from_dq(model.frame_placement[ee_i])[:3, 3]))
+    for ee_i in ee_all:
+        if int(fb[ee_i]) not in skip:
+            b = int(fb[ee_i])
+            segs.append((b, np.zeros(3), transform_from_dq(model.frame_placement[ee_i])[:3, 3]))
     segs = [s for s in segs if np.linalg.norm(s[2] - s[1]) > 1e-6]
     reach = sum(float(np.linalg.norm(e - s)) for _, s, e in segs)
     r = float(np.clip(0.035 * reach, 0.01, 0.08)) if reach > 0 else 0.03
@@ -503,7 +505,10 @@ def build_scene(res, frames) -> Scene:
     visual_parts, with_visuals = [], set()
     if plant.urdf is not None:
         visual_parts, with_visuals = _visual_arm(model, plant.urdf, arm)
-    parts, _ = _stick_arm(model, arm, ee_frame, with_visuals)
+    extras = res.manifest.get("system", {}).get("extra_arms") or []  # [[extra_arm]]
+    extra_ee = [x.get("ee_frame") for x in extras if isinstance(x, Mapping)]
+    extra_ee = [e for e in extra_ee if isinstance(e, str)]
+    parts, _ = _stick_arm(model, arm, ee_frame, with_visuals, extra_ee)
     parts["arm"] = visual_parts + parts["arm"]
     parts["base"] = [Part(0, np.eye(4), box_mesh([size] * 3))]
     parts.update(_thrusters(plant, res, idx, size))

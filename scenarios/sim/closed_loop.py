@@ -33,7 +33,7 @@ from .metrics import NO_THRUSTER
 from .plant import Plant
 from .plant import kernel_jobs as plant_kernels
 from .reaction import AppliedReaction
-from .series import CLOSED_LOOP, Chunk, Sizes, spec, values
+from .series import CLOSED_LOOP, Chunk, Sizes, extra_arm_series, spec, values
 
 __all__ = ["ClosedLoop", "NO_THRUSTER", "off_level"]
 
@@ -75,7 +75,9 @@ class ClosedLoop:
         self.n_ticks = int(round(T / self.period))
         self.rows = self.n_ticks + 1
         self.sizes = Sizes(sy.plant.nq, sy.plant.nv, sy.arm_info.n, self.S, self.K, self.W)
-        self.spec = spec(CLOSED_LOOP, self.sizes)
+        # [[extra_arm]]: each extra arm's end-effector series after the table's
+        self.table = CLOSED_LOOP + extra_arm_series(sy) if sy.extra_arms else CLOSED_LOOP
+        self.spec = spec(self.table, self.sizes)
         self._kernel = None
         self.t = 0.0
         #: [s] wall time spent in the compiled loop (the simulation itself: no start-up,
@@ -254,4 +256,4 @@ class ClosedLoop:
             limited=self.plant.devices(R.limited[:m] > 0.0),
             applied_reaction=self.reaction(R, m, tables.dist),
         )
-        return values(CLOSED_LOOP, chunk)
+        return values(self.table, chunk)

@@ -43,6 +43,7 @@ from numpy.typing import NDArray
 
 from ..spec.requirements import ARM_METRICS
 from ..spec.schema import SCHEMA
+from ..spec.schema_arms import ARM_METRIC_BASES
 from .shortfall import allocation_shortfall, shortfall_words
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "DEFAULT_TRANSIENT",
     "run_transient",
     "has_arm",
+    "extra_arm_names",
     "ARM_METRICS",
     "ALLOC_STATUS",
     "STEERING_TOL_ABS",
@@ -80,7 +82,36 @@ _MAX_EPISODES = 20  # events listed per kind of degradation
 #: ``metrics.transient``)
 DEFAULT_TRANSIENT = float(SCHEMA["metrics"].fields["transient"].default)
 
-#: name -> (unit, description)
+
+def _arm_metric_base(name) -> str | None:
+    """``ee_max`` for ``ee_max_<arm>`` (an extra arm's metric), else None."""
+    for base in ARM_METRIC_BASES:
+        if isinstance(name, str) and name.startswith(base + "_") and len(name) > len(base) + 1:
+            return base
+    return None
+
+
+class _Metrics(dict):
+    """The table of :data:`METRICS`; an extra arm's metric ``ee_rms_<arm>``,
+    ``ee_max_<arm>`` (``[[extra_arm]]``) is found in it too (``in``, ``[]``), with the unit
+    of ``ee_rms``, ``ee_max`` (iterating gives the standard metrics only)."""
+
+    def __missing__(self, name):
+        base = _arm_metric_base(name)
+        if base is None:
+            raise KeyError(name)
+        unit, doc = dict.__getitem__(self, base)
+        return unit, f"arm {name[len(base) + 1 :]}: {doc}"
+
+    def __contains__(self, name):
+        return dict.__contains__(self, name) or _arm_metric_base(name) is not None
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+
+#: name -> (unit, description); an extra arm's ``ee_rms_<arm>``, ``ee_max_<arm>`` as
+#: ``ee_rms``, ``ee_max`` (:class:`_Metrics`)
 METRICS = {
     "base_pos_err_max": ("m", "largest base position error (any axis), whole run"),
     "base_att_err_max": ("deg", "largest base attitude error angle, whole run"),
@@ -130,6 +161,7 @@ METRICS = {
         "control periods in which the plant clipped a reaction-wheel motor (torque or speed)",
     ),
 }
+METRICS = _Metrics(METRICS)
 
 
 def _any_ticks(res, name):
@@ -172,6 +204,13 @@ def has_arm(res) -> bool:
     return x is None or np.ndim(x) != 2 or np.shape(x)[1] > 0
 
 
+def extra_arm_names(res) -> list[str]:
+    """The names of a run's extra arms (``[[extra_arm]]``: those with an ``ee_err_<name>``
+    series), in order."""
+    cols = res.data if isinstance(getattr(res, "data", None), dict) else {}
+    return [k[len("ee_err_") :] for k in cols if k.startswith("ee_err_")]
+
+
 def run_transient(res) -> float:
     """[s] the start of the window of a run's end-effector metrics: its scenario's
     ``metrics.transient`` (``manifest["scenario"]``), else the schema's default (2 s)."""
@@ -209,6 +248,13 @@ def summarize(res, transient=None):
         out["ee_max"] = float(e.max())
     else:  # no sample after the transient: not measured (NaN), never 0
         out["ee_rms"] = out["ee_max"] = float("nan")
+    for name in extra_arm_names(res):  # [[extra_arm]]: ee_rms_<name>, ee_max_<name>
+        if late.any():
+            e = np.linalg.norm(res[f"ee_err_{name}"][late], axis=1)
+            out[f"ee_rms_{name}"] = float(np.sqrt(np.mean(e**2)))
+            out[f"ee_max_{name}"] = float(e.max())
+        else:  # no sample after the transient: not measured (NaN), never 0
+            out[f"ee_rms_{name}"] = out[f"ee_max_{name}"] = float("nan")
     out["total_impulse"] = float(res["thrust_impulse"].sum()) if "thrust_impulse" in res else 0.0
     gr = res["gimbal_rate"]
     out["peak_gimbal_rate"] = float(np.abs(gr).max()) if gr.size else 0.0

@@ -20,8 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...dq import dq_conj, dq_log, dq_mul, translation_from_dq
+from ...multibody import frame_pose
 
-__all__ = ["Series", "Sizes", "Chunk", "CLOSED_LOOP", "spec", "values"]
+__all__ = ["Series", "Sizes", "Chunk", "CLOSED_LOOP", "spec", "values", "extra_arm_series"]
 
 #: The sizes a series' shape depends on: the plant's ``nq``, ``nv``, the arm's ``n``
 #: joints, ``S`` thrusters, ``K`` VSCMGs, ``W`` reaction wheels.
@@ -227,3 +228,53 @@ def spec(table, sizes: Sizes) -> dict:
 def values(table, chunk: Chunk) -> dict:
     """``name -> (m, ...) array`` of a table's series for the rows of ``chunk``."""
     return {s.name: s.value(chunk) for s in table}
+
+
+def _extra_pose(c, model, frame, ee):
+    """(m, 8) the pose of the end-effector ``frame`` relative to the base at the chunk's
+    true states (the controller model's first ``nq`` coordinates, the base at the
+    origin), cached in ``ee`` (frame -> (id of the chunk's record, m, poses))."""
+    key = (id(c.R), c.m, c.R.t[0] if c.m else 0.0)
+    hit = ee.get(frame)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    q = np.array(c.rows("q")[:, : model.nq])
+    q[:, :8] = model.neutral_configuration()[:8]
+    poses = np.array([frame_pose(model, qk, frame) for qk in q]).reshape(-1, 8)
+    ee[frame] = (key, poses)
+    return poses
+
+
+def extra_arm_series(system) -> tuple:
+    """The end-effector series of each extra arm of ``system`` (``[[extra_arm]]``), named
+    with its name: ``ee_pos_<name>``, ``ee_ref_<name>``, ``ee_err_<name>`` (m, base frame)
+    and ``ee_att_err_<name>`` (rad), as the first arm's ``ee_pos`` ... but measured at the
+    plant's true state (the first arm's from the flight software's estimate: the same with
+    perfect knowledge, ``sensors.enabled = false``)."""
+    model, out, ee = system.controller_model, [], {}
+    for k, x in enumerate(system.extra_arms, start=1):
+        frame, r = x.info.ee_frame, 20 * k
+
+        def pos(c, frame=frame):
+            return translation_from_dq(_extra_pose(c, model, frame, ee))
+
+        def ref(c, r=r):
+            return translation_from_dq(c.arm_ref[: c.m, r : r + 8])
+
+        def att(c, frame=frame, r=r):
+            e = dq_mul(dq_conj(c.arm_ref[: c.m, r : r + 8]), _extra_pose(c, model, frame, ee))
+            return np.linalg.norm(2.0 * dq_log(e)[:, :3], axis=-1)
+
+        name = x.name
+        out += [
+            _series(f"ee_pos_{name}", "m", lambda z: (3,), _XYZ,
+                    f"arm {name}: end-effector position, base frame", pos),
+            _series(f"ee_ref_{name}", "m", lambda z: (3,), _XYZ,
+                    f"arm {name}: end-effector reference position, base frame", ref),
+            _series(f"ee_err_{name}", "m", lambda z: (3,), _XYZ,
+                    f"arm {name}: end-effector position error, base frame",
+                    lambda c, pos=pos, ref=ref: pos(c) - ref(c)),
+            _series(f"ee_att_err_{name}", "rad", lambda z: (), (),
+                    f"arm {name}: end-effector attitude error angle", att),
+        ]  # fmt: skip
+    return tuple(out)

@@ -9,6 +9,7 @@ whole numbers of integrator steps, faults a run can apply.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -32,6 +33,7 @@ from .dispersions import Dispersions
 from .physical import check_device_axes, plausibility_warnings
 from .requirements import ARM_METRICS
 from .schema import SCHEMA
+from .schema_arms import with_arm_requirements
 
 __all__ = [
     "Scenario",
@@ -76,7 +78,7 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The resolved scenario as TOML (what ``dqspace show`` prints)."""
-        text = dumps_toml(self.config, SCHEMA)
+        text = dumps_toml(self.config, with_arm_requirements(SCHEMA, self.config))
         if self.dispersions:
             lines = ["[dispersions]"]
             for key, spec in self.dispersions.items():
@@ -133,11 +135,12 @@ def load_scenario(name_or_path: str | os.PathLike, overrides: Sequence[str] = ()
     path = _scenario_path(name_or_path)
     doc = _with_includes(path, load_toml(path), ())
     source = printable(path)
+    schema = with_arm_requirements(SCHEMA, doc)  # [[extra_arm]]: ee_max_<name> ...
     if overrides:
-        doc = apply_overrides(doc, overrides, f"{source}: --set", SCHEMA)
+        doc = apply_overrides(doc, overrides, f"{source}: --set", schema)
         source += " (with " + ", ".join(short(o) for o in overrides) + ")"
     table = doc.pop("dispersions", {})
-    cfg = validate(doc, SCHEMA, source)
+    cfg = validate(doc, schema, source)
     _resolve_files(cfg, Path.cwd())  # paths given with --set: relative to the current folder
     cross_checks(cfg, source)
     if cfg["scenario"]["kind"] == "closed_loop":  # an open-loop run has no system of its own
@@ -166,6 +169,10 @@ def _resolve_files(doc, folder):
             value = table[key]
             if value and value not in builtin and not Path(value).is_absolute():
                 table[key] = str((folder / value).resolve())
+    for row in doc.get("extra_arm", []) if isinstance(doc.get("extra_arm"), list) else []:
+        value = row.get("model") if isinstance(row, dict) else None  # a URDF, or 'iiwa'
+        if isinstance(value, str) and value not in ("iiwa", "") and not Path(value).is_absolute():
+            row["model"] = str((folder / value).resolve())
 
 
 #: the most scenario files one scenario may bring in through ``include``, and the deepest
@@ -434,6 +441,63 @@ def _check_urdf_base(cfg, source):
             )
 
 
+def _check_extra_arms(cfg, source):
+    """``[[extra_arm]]``: each has a name, unique among the arms, and needs a first arm;
+    ``[[extra_arm_waypoint]]`` rows name an arm whose task is 'waypoints' (two rows at least
+    each, times increasing)."""
+    arms = cfg.get("extra_arm", [])
+    rows = cfg.get("extra_arm_waypoint", [])
+    if (arms or rows) and cfg["arm"]["model"] == "none":
+        raise ScenarioError(
+            f"{source}: extra_arm[0]: a second arm needs a first one (arm.model = 'none')"
+        )
+    seen = {}
+    for i, a in enumerate(arms):
+        if a["name"] in seen:
+            raise ScenarioError(
+                f"{source}: extra_arm[{i}].name = {a['name']!r} is already the name of "
+                f"extra_arm[{seen[a['name']]}] (each arm needs its own name)"
+            )
+        seen[a["name"]] = i
+        if a["model"] == "dh":
+            raise ScenarioError(
+                f"{source}: extra_arm[{i}].model = 'dh': an extra arm is 'iiwa' or a URDF file"
+            )
+        if cfg["base"]["urdf"] and a["model"] == cfg["base"]["urdf"]:
+            fields = SCHEMA["extra_arm"].fields
+            given = [f"extra_arm[{i}].{k}" for k in _MOUNT_FROM_URDF if a[k] != fields[k].default]
+            if given or not a["root_link"]:
+                raise ScenarioError(
+                    f"{source}: extra_arm[{i}] comes from the base's URDF (model = base.urdf): "
+                    "it hangs from its root_link, a link moved by a joint below base.link, "
+                    "placed by the file's joint origins; "
+                    + (f"{', '.join(given)} must then stay unset" if given else "set root_link")
+                )
+    for i, w in enumerate(rows):
+        if w["arm"] not in seen:
+            raise ScenarioError(
+                f"{source}: extra_arm_waypoint[{i}].arm = {w['arm']!r} is not the name of an "
+                f"extra arm{did_you_mean(w['arm'], list(seen))}"
+            )
+    for i, a in enumerate(arms):
+        times = [w["time"] for w in rows if w["arm"] == a["name"]]
+        if a["task"] == "waypoints" and len(times) < 2:
+            raise ScenarioError(
+                f"{source}: extra_arm[{i}].task = 'waypoints' needs at least two "
+                f"[[extra_arm_waypoint]] rows with arm = {a['name']!r}"
+            )
+        if times and a["task"] != "waypoints":
+            raise ScenarioError(
+                f"{source}: [[extra_arm_waypoint]] rows name the arm {a['name']!r} but "
+                f"extra_arm[{i}].task = {a['task']!r} (they need task = 'waypoints')"
+            )
+        if any(b <= x for x, b in itertools.pairwise(times)):
+            raise ScenarioError(
+                f"{source}: [[extra_arm_waypoint]] of arm {a['name']!r}: times must increase "
+                "strictly"
+            )
+
+
 def _check_faults(cfg, source):
     faults = cfg["faults"]
     if faults and cfg["scenario"]["kind"] != "closed_loop":
@@ -500,6 +564,7 @@ def cross_checks(cfg: dict, source: str) -> None:
         check_device_axes(cfg, source)  # nearly-unit VSCMG axes normalised, with a warning
         _check_armless(cfg, source)
         _check_urdf_base(cfg, source)
+        _check_extra_arms(cfg, source)
     else:
         _check_open_loop_timing(cfg, source)
         if cfg["orbit"]["enabled"]:

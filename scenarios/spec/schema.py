@@ -4,6 +4,7 @@ and range.  ``dqspace show SCENARIO`` prints a scenario resolved against it."""
 from .config import Field as F
 from .config import Section
 from .requirements import DEFAULT_REQUIREMENTS
+from .schema_arms import extra_arm_sections
 from .schema_devices import DEVICE_SECTIONS
 
 __all__ = ["SCHEMA", "MIN_STEP"]
@@ -492,3 +493,6 @@ SCHEMA = {
         "(dqspace.scenarios.spec.requirements)",
     ),
 }
+
+# the second and later arms: the keys of [arm] and their own task (schema_arms)
+SCHEMA.update(extra_arm_sections(SCHEMA["arm"]))

@@ -32,10 +32,10 @@ A key ending in its unit (``_deg``, ``_rpm``, ``_arcsec``) loses that suffix: ``
 -> ``star_tracker_noise``; other names stay (``sensors.gyro_arw`` is in rad/sqrt(s)).
 
 **Kept as given** (:data:`AS_GIVEN`): the joint keys whose unit depends on the joint
-(``arm.lower_deg``, ``arm.upper_deg``, ``arm.initial_joints_deg``, ``dh[i].lower_deg``,
-``dh[i].upper_deg``: deg for a revolute joint, m for a prismatic one; schema unit
-``deg or m``) keep their name and value; the build step converts them joint by joint
-(:func:`dqspace.scenarios.build.arm.joint_values`).
+(``arm.lower_deg``, ``arm.upper_deg``, ``arm.initial_joints_deg``, the same keys of an
+``extra_arm[i]``, ``dh[i].lower_deg``, ``dh[i].upper_deg``: deg for a revolute joint, m for
+a prismatic one; schema unit ``deg or m``) keep their name and value; the build step
+converts them joint by joint (:func:`dqspace.scenarios.build.arm.joint_values`).
 
 Values: a number is a float (an int stays an int), a vector a read-only float64 array
 (n,), a bool or a string as it is; an array of tables (``faults``, ``dh``, ...) is a tuple
@@ -65,6 +65,7 @@ from ...control.sensors import (
 from .config import did_you_mean
 from .scenario import Scenario
 from .schema import SCHEMA
+from .schema_arms import arm_metric_names
 
 __all__ = [
     "si_view",
@@ -120,6 +121,9 @@ AS_GIVEN = frozenset(
         ("arm", "lower_deg"),
         ("arm", "upper_deg"),
         ("arm", "initial_joints_deg"),
+        ("extra_arm", "lower_deg"),
+        ("extra_arm", "upper_deg"),
+        ("extra_arm", "initial_joints_deg"),
         ("dh", "lower_deg"),
         ("dh", "upper_deg"),
     }
@@ -267,6 +271,10 @@ class Spec:
                 sections[sec] = tuple(
                     SpecSection(f"{sec}[{i}]", sec, t) for i, t in enumerate(config[sec])
                 )
+            elif sec == "requirements":  # an extra arm's (ee_max_<name>) is not in the view
+                extra = set(arm_metric_names(config))
+                table = {k: v for k, v in config[sec].items() if k not in extra}
+                sections[sec] = SpecSection(sec, sec, table)
             else:
                 sections[sec] = SpecSection(sec, sec, config[sec])
         object.__setattr__(self, "_sections", sections)

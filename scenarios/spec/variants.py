@@ -20,6 +20,7 @@ from pathlib import Path
 from .config import MAX_VARIANTS, apply_overrides, toml_value, validate
 from .scenario import Scenario, cross_checks
 from .schema import SCHEMA
+from .schema_arms import with_arm_requirements
 
 __all__ = [
     "Variant",
@@ -142,7 +143,7 @@ def scenario_with(scenario, overrides, where="variant"):
                 f"bool or list of numbers)"
             ) from None
     doc = apply_overrides(doc, strings, where)
-    cfg = validate(doc, SCHEMA, where)
+    cfg = validate(doc, with_arm_requirements(SCHEMA, doc), where)  # [[extra_arm]]'s too
     cross_checks(cfg, where)
     canon = {k.strip(): resolved_value(cfg, k.strip()) for k in overrides}
     return Scenario(cfg, f"{scenario.source} (with {canon})"), canon

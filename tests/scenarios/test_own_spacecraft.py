@@ -356,6 +356,108 @@ def test_random_armless_and_urdf_based_systems_hold_the_base_and_close_the_books
     _momentum_closes(res, sy.plant, rtol=2e-3)
 
 
+def _random_chain(rng, parent, prefix, n, origin):
+    """URDF text of an n-joint chain named <prefix>0.. hanging from ``parent`` at
+    ``origin`` (xyz), random axes and link masses, ending in the frame <prefix>tool."""
+    parts = []
+    for i in range(n):
+        axis = ["1 0 0", "0 1 0", "0 0 1"][int(rng.integers(3))]
+        xyz = origin if i == 0 else f"{rng.uniform(0.05, 0.2):.4f} 0 0"
+        rpy = " ".join(f"{x:.4f}" for x in rng.uniform(-0.4, 0.4, 3))
+        m = rng.uniform(0.3, 2.0)
+        s = m * rng.uniform(0.03, 0.1, 3) ** 2
+        parts.append(
+            f'<joint name="{prefix}{i}" type="revolute"><parent link="{parent}"/>'
+            f'<child link="{prefix}l{i}"/><origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
+            '<limit lower="-3" upper="3" effort="100" velocity="3"/></joint>'
+            f'<link name="{prefix}l{i}"><inertial><origin xyz="0.02 0 0"/>'
+            f'<mass value="{m:.6f}"/><inertia ixx="{s[1] + s[2]:.6e}" ixy="0" ixz="0" '
+            f'iyy="{s[0] + s[2]:.6e}" iyz="0" izz="{s[0] + s[1]:.6e}"/></inertial></link>'
+        )
+        parent = f"{prefix}l{i}"
+    parts.append(
+        f'<joint name="{prefix}tool_joint" type="fixed"><parent link="{parent}"/>'
+        f'<child link="{prefix}tool"/><origin xyz="0.1 0 0"/></joint><link name="{prefix}tool"/>'
+    )
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_two_arm_systems_hold_the_base_and_close_the_books(seed, tmp_path):
+    """Two arms on a random base ([arm] and one [[extra_arm]], issue 26 E).  Seeds 0, 1: a
+    DH arm and a URDF arm mounted at random places (VSCMGs, then reaction wheels); 2, 3:
+    a servicer from one URDF, the base's link carrying both arms (the extra one from its
+    root_link).  Each arm holds its initial pose (task 'initial')."""
+    rng = np.random.default_rng(300 + seed)
+    S = int(rng.integers(4, 17))
+    n1, n2 = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    cfg = copy.deepcopy(load_scenario(SK).config)
+    cfg["scenario"].update(duration=1.0, name=f"random-two{seed}")
+    cfg["metrics"]["transient"] = 0.5
+    cfg["thrusters"].update(layout="table", pwm=False, max_thrust=20.0)
+    cfg["thruster"] = _random_thrusters(rng, S)
+    cfg["trajectory"]["type"] = "initial"
+    extra = {"name": "second", "initial_joints_deg": rng.uniform(-40, 40, n2).tolist()}
+    if seed < 2:
+        cfg["base"].update(mass=float(rng.uniform(20, 80)), size=0.4)
+        cfg["arm"].update(
+            model="dh", mount_xyz=[0.0, 0.15, 0.2], mount_rpy_deg=[0.0, 0.0, 0.0],
+            initial_joints_deg=rng.uniform(-40, 40, n1).tolist(),
+        )  # fmt: skip
+        cfg["dh"] = _random_dh_rows(rng, n1)
+        urdf = tmp_path / "arm.urdf"
+        chain = _random_chain(rng, "root", "b", n2, "0 0 0.05")
+        root = '<link name="root"><inertial><mass value="0.5"/><inertia ixx="1e-3" ixy="0" '
+        root += 'ixz="0" iyy="1e-3" iyz="0" izz="1e-3"/></inertial></link>'
+        urdf.write_text(f'<robot name="arm">{root}{chain}</robot>')
+        extra.update(
+            model=str(urdf), ee_frame="btool", mount_xyz=rng.uniform(-0.2, 0.2, 3).tolist(),
+            mount_rpy_deg=rng.uniform(-40, 40, 3).tolist(),
+        )  # fmt: skip
+    else:
+        urdf = tmp_path / "servicer.urdf"
+        m = rng.uniform(20, 80)
+        s = m * rng.uniform(0.3, 0.5, 3) ** 2 / 12
+        bus = (
+            f'<link name="bus"><inertial><origin xyz="0 0 0"/><mass value="{m:.6f}"/>'
+            f'<inertia ixx="{s[1] + s[2]:.6e}" ixy="0" ixz="0" iyy="{s[0] + s[2]:.6e}" '
+            f'iyz="0" izz="{s[0] + s[1]:.6e}"/></inertial></link>'
+        )
+        chains = _random_chain(rng, "bus", "a", n1, "0.1 0.15 0.25")
+        chains += _random_chain(rng, "bus", "b", n2, "0.1 -0.15 0.25")
+        urdf.write_text(f'<robot name="servicer">{bus}{chains}</robot>')
+        cfg["base"].update(urdf=str(urdf), link="bus", size=0.4)
+        cfg["arm"].update(
+            model=str(urdf), root_link="bus", ee_frame="atool",
+            initial_joints_deg=rng.uniform(-40, 40, n1).tolist(),
+        )  # fmt: skip
+        extra.update(model=str(urdf), root_link="bl0", ee_frame="btool")
+    cfg["extra_arm"] = [schema_row("extra_arm", extra)]
+    if seed % 2 == 0:
+        K = int(rng.integers(3, 7))
+        cfg["vscmg"].update(layout="table", initial_gimbal_deg=rng.uniform(-20, 20, K).tolist())
+        cfg["vscmg_unit"] = _random_vscmg_units(rng, K)
+    else:
+        cfg["vscmg"]["enabled"] = False
+        cfg["wheels"].update(enabled=True, layout="pyramid")
+    cfg["disturbance"].update(
+        force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
+    )
+    sy = build_system(cfg)
+    assert sy.arm_info.n == n1 + n2 and sy.extra_arms[0].info.n == n2
+    assert sy.extra_arms[0].v0 == 6 + n1  # the second arm's joints after the first's
+    res = run(cfg, progress=False)
+    m = summarize(res)
+    print(
+        f"seed {seed}: n = {n1} + {n2}, S = {S}: {m['base_pos_err_max']:.2e} m, "
+        f"{m['base_att_err_max']:.2e} deg, ee {m['ee_max']:.2e}, {m['ee_max_second']:.2e} m"
+    )
+    assert m["base_pos_err_max"] < 2e-3  # [m] the thrusters hold it against the disturbance
+    assert m["base_att_err_max"] < 0.2  # [deg]
+    assert m["ee_max"] < 1e-3 and m["ee_max_second"] < 1e-3  # each arm holds its pose
+    _momentum_closes(res, sy.plant, rtol=2e-3)
+
+
 # ------------------------------------------------------------------ controllers
 
 
