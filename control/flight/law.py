@@ -390,10 +390,11 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
 
 @njit(cache=True)
 def _base_part(B, base_state, feedforward, t, q, v, base_pose, base_twist, base_acc, w):
-    """The base's part of a law tick (:func:`station_keeping_kernel` step 2, and all of
-    :func:`base_only_kernel`): the base law's wrench with ``w.acc`` the planned joint
-    accelerations, the arm's reaction (the feedforward negated, or from the inverse dynamics
-    without feedforward), and the law's compensation of an estimated disturbance."""
+    """The base's part of a law tick (:func:`station_keeping_kernel` and
+    :func:`arms_kernel` step 2, and all of :func:`base_only_kernel`): the base law's wrench
+    with ``w.acc`` the planned joint accelerations, the arms' reaction (the feedforward
+    negated, or from the inverse dynamics without feedforward), and the law's compensation
+    of an estimated disturbance."""
     _base_law(
         B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
         w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
@@ -474,16 +475,7 @@ def arms_kernel(As, seed, B, base_state, feedforward, t, q, v, arm_ref, base_pos
             for i in range(6):
                 w.J[i, off + j] = J[i, j]
         off += n
-    _base_law(
-        B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
-        w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
-    )  # fmt: skip
-    if feedforward:
-        for j in range(6):
-            w.reaction[j] = -w.feedforward[j]
-    else:
-        reaction_kernel(B.ints, B.reals, B.gravity, q, v, np.zeros(6), w.acc, w.reaction)
-    _base_compensation(B, base_state, w.compensation)
+    _base_part(B, base_state, feedforward, t, q, v, base_pose, base_twist, base_acc, w)
     u_b = np.empty(6)  # swap(wrench - compensation): the base's generalized force [tau, f]
     for j in range(3):
         u_b[j] = w.wrench[3 + j] - w.compensation[3 + j]
