@@ -14,10 +14,12 @@ accelerations of every joint, so that the base sees the reaction of all the arms
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
 from .arm import ArmController, ArmLawParams
+from .pd import State
 
 __all__ = ["MultiArmController"]
 
@@ -34,7 +36,9 @@ class MultiArmController:
     sizes : each arm's number of joints
     """
 
-    def __init__(self, arms: Sequence[ArmController], offsets, sizes) -> None:
+    def __init__(
+        self, arms: Sequence[ArmController], offsets: Sequence[int], sizes: Sequence[int]
+    ) -> None:
         if not arms or len(arms) != len(offsets) or len(arms) != len(sizes):
             raise ValueError("MultiArmController: one offset and one size per arm")
         n = arms[0].law.n
@@ -77,7 +81,9 @@ class MultiArmController:
         """The first arm's parameters on every joint (the limits of all the joints)."""
         return self.arms[0].kernel_params()
 
-    def __call__(self, t, state, reference, *, base_force=None):
+    def __call__(
+        self, t: float, state: State, reference: Any = None, *, base_force: Any = None
+    ) -> NoReturn:
         raise TypeError(
             "MultiArmController runs in the compiled flight software only (through "
             "StationKeepingLaw with a built-in base law)"
