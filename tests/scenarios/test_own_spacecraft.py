@@ -238,6 +238,9 @@ def _random_vscmg_units(rng, K):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_random_small_systems_hold_the_base_and_close_the_momentum_books(seed):
+    """Random DH arms, thruster tables and VSCMG clusters; seeds 2 and 3 add a table of
+    reaction wheels to the cluster (a mixed device set: the torque the VSCMGs do not
+    deliver goes to the wheels)."""
     rng = np.random.default_rng(100 + seed)
     n = int(rng.integers(1, 7))
     S = int(rng.integers(4, 17))
@@ -260,8 +263,16 @@ def test_random_small_systems_hold_the_base_and_close_the_momentum_books(seed):
     cfg["disturbance"].update(
         force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
     )
+    W = 0
+    if seed >= 2:  # drawn after the rest: seeds 0 and 1 are the systems they were
+        W = int(rng.integers(3, 6))
+        cfg["wheels"].update(
+            enabled=True, layout="table", initial_speed_rpm=rng.uniform(-300, 300, W).tolist()
+        )
+        cfg["wheel"] = _random_wheels(rng, W)
     sy = build_system(cfg)
     assert sy.arm_info.n == n and sy.thrusters.n == S and sy.cluster_model.cluster.K == K
+    assert (sy.wheel_model.array.n if W else 0) == W and (sy.wheel_model is None) == (W == 0)
     res = run(cfg, progress=False)
     m = summarize(res)
     assert m["base_pos_err_max"] < 2e-3  # [m] the thrusters hold it against the disturbance
