@@ -409,6 +409,13 @@ _BASE_FROM_URDF = ("mass", "com", "inertia")
 _MOUNT_FROM_URDF = ("mount_xyz", "mount_rpy_deg")
 
 
+def _set_keys(cfg, section, keys):
+    """``section.key`` of the ``keys`` whose values in ``cfg`` differ from the schema's
+    defaults (given by the user)."""
+    fields = SCHEMA[section].fields
+    return [f"{section}.{k}" for k in keys if cfg[section][k] != fields[k].default]
+
+
 def _check_urdf_base(cfg, source):
     """``base.urdf``: the base's mass, CoM and inertia come from the file, so giving them too
     is refused, naming the keys; an arm from the same file hangs from the base's link
@@ -419,8 +426,7 @@ def _check_urdf_base(cfg, source):
         if b["link"]:
             raise ScenarioError(f"{source}: base.link = {b['link']!r} needs base.urdf (the file)")
         return
-    fields = SCHEMA["base"].fields
-    given = [f"base.{k}" for k in _BASE_FROM_URDF if b[k] != fields[k].default]
+    given = _set_keys(cfg, "base", _BASE_FROM_URDF)
     if given:
         raise ScenarioError(
             f"{source}: base.urdf gives the base's mass, centre of mass and inertia; "
@@ -432,8 +438,7 @@ def _check_urdf_base(cfg, source):
                 f"{source}: the arm comes from the base's URDF (arm.model = base.urdf): set "
                 f"arm.root_link to the base's link, base.link = {b['link']!r} (and name it)"
             )
-        fields = SCHEMA["arm"].fields
-        given = [f"arm.{k}" for k in _MOUNT_FROM_URDF if a[k] != fields[k].default]
+        given = _set_keys(cfg, "arm", _MOUNT_FROM_URDF)
         if given:
             raise ScenarioError(
                 f"{source}: the arm hangs from the base's link in its URDF, placed by the "

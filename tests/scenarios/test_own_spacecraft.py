@@ -280,6 +280,21 @@ def test_random_small_systems_hold_the_base_and_close_the_momentum_books(seed):
     _momentum_closes(res, sy.plant, rtol=2e-3)
 
 
+def _random_devices_and_disturbance(cfg, rng, *, vscmg):
+    """A random VSCMG table (``vscmg``) or a pyramid of wheels, then a random constant
+    disturbance on the base, drawn from ``rng`` in that order."""
+    if vscmg:
+        K = int(rng.integers(3, 7))
+        cfg["vscmg"].update(layout="table", initial_gimbal_deg=rng.uniform(-20, 20, K).tolist())
+        cfg["vscmg_unit"] = _random_vscmg_units(rng, K)
+    else:
+        cfg["vscmg"]["enabled"] = False
+        cfg["wheels"].update(enabled=True, layout="pyramid")
+    cfg["disturbance"].update(
+        force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
+    )
+
+
 def _random_servicer_urdf(rng, n):
     """A URDF of a whole servicer: a base link (rotated inertial frame) and an n-joint arm
     hanging from it at random joint origins."""
@@ -347,16 +362,7 @@ def test_random_armless_and_urdf_based_systems_hold_the_base_and_close_the_books
             initial_joints_deg=rng.uniform(-40, 40, n).tolist(),
         )
         cfg["trajectory"]["type"] = "initial"
-    if seed % 2 == 0:
-        K = int(rng.integers(3, 7))
-        cfg["vscmg"].update(layout="table", initial_gimbal_deg=rng.uniform(-20, 20, K).tolist())
-        cfg["vscmg_unit"] = _random_vscmg_units(rng, K)
-    else:
-        cfg["vscmg"]["enabled"] = False
-        cfg["wheels"].update(enabled=True, layout="pyramid")
-    cfg["disturbance"].update(
-        force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
-    )
+    _random_devices_and_disturbance(cfg, rng, vscmg=seed % 2 == 0)
     sy = build_system(cfg)
     assert sy.arm_info.n == n and sy.thrusters.n == S
     res = run(cfg, progress=False)
@@ -444,16 +450,7 @@ def test_random_two_arm_systems_hold_the_base_and_close_the_books(seed, tmp_path
         )  # fmt: skip
         extra.update(model=str(urdf), root_link="bl0", ee_frame="btool")
     cfg["extra_arm"] = [schema_row("extra_arm", extra)]
-    if seed % 2 == 0:
-        K = int(rng.integers(3, 7))
-        cfg["vscmg"].update(layout="table", initial_gimbal_deg=rng.uniform(-20, 20, K).tolist())
-        cfg["vscmg_unit"] = _random_vscmg_units(rng, K)
-    else:
-        cfg["vscmg"]["enabled"] = False
-        cfg["wheels"].update(enabled=True, layout="pyramid")
-    cfg["disturbance"].update(
-        force=rng.uniform(-0.5, 0.5, 3).tolist(), torque=rng.uniform(-0.05, 0.05, 3).tolist()
-    )
+    _random_devices_and_disturbance(cfg, rng, vscmg=seed % 2 == 0)
     sy = build_system(cfg)
     assert sy.arm_info.n == n1 + n2 and sy.extra_arms[0].info.n == n2
     assert sy.extra_arms[0].v0 == 6 + n1  # the second arm's joints after the first's
