@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import KernelPointer, compiled
+from .._jit import KernelPointer, LazyKernel, compiled
 from . import _state
 from .integrators import IntegrationError, Trajectory, _finite, _positive_int
 from .kernels import sim as _sim
@@ -61,11 +61,20 @@ def resolve_inputs(fn):
     """The inputs callback ``fn`` (a numba function compiled with :data:`INPUTS_SIG`, or None
     for no inputs) as a resolved :class:`~dqspace._jit.KernelPointer`: what a
     compiled loop that calls ``rk4_loop`` takes (cached per callback)."""
-    fn = compiled(_sim.no_inputs if fn is None else fn)
+    fn = _sim.no_inputs if fn is None else fn
+    if isinstance(fn, LazyKernel) and fn._signature != INPUTS_SIG:
+        raise ValueError(
+            f"inputs must be compiled with INPUTS_SIG, got {fn.py_func.__name__} with "
+            f"{fn._signature}"
+        )
+    if not isinstance(fn, LazyKernel):  # a lazy kernel is compiled at the first call
+        fn = compiled(fn)
     try:
         return _RESOLVED[fn]
     except KeyError:
-        if not hasattr(fn, "get_compile_result") and not hasattr(fn, "__wrapper_address__"):
+        if not isinstance(fn, LazyKernel) and not (
+            hasattr(fn, "get_compile_result") or hasattr(fn, "__wrapper_address__")
+        ):
             raise ValueError(
                 "inputs must be a numba function compiled with INPUTS_SIG "
                 f"(@njit(INPUTS_SIG)), got {type(fn).__name__}"

@@ -55,8 +55,9 @@ class ClosedLoop:
     def __init__(self, cfg):
         self.cfg = cfg
         # on a cold kernel cache, the plant's kernels compile in other processes while the
-        # system is built here
-        early = start(plant_kernels())
+        # system is built here and while the loop and the tick's stages compile
+        # (:meth:`compile` waits for them)
+        self._early = early = start(plant_kernels())
         try:
             self.sy = sy = build_system(cfg)
             self.flight = flight_software(sy)
@@ -67,7 +68,6 @@ class ClosedLoop:
         except BaseException:
             early.cancel()
             raise
-        early.wait()
         self.K, self.S, self.W = self.flight.K, self.flight.S, self.flight.W
         self.rate = cfg["control"]["rate"]
         self.period = 1.0 / self.rate
@@ -158,9 +158,14 @@ class ClosedLoop:
         """Compile (or load from the kernel cache) what :meth:`simulate` runs, without
         simulating: on a cold cache, in parallel processes (a campaign does this once in
         its client before its workers run)."""
-        self._prepare()
-        jobs = self.kernel_jobs()  # the loop first: this process compiles it
-        precompile(jobs)
+        try:
+            self._prepare()
+            jobs = self.kernel_jobs()  # the loop first: this process compiles it
+            precompile(jobs)
+        except BaseException:
+            self._early.cancel()
+            raise
+        self._early.wait()
         loop.closed_loop.compile(jobs[0][1])
 
     def _tables(self, k0, k1, rng):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._jit import KernelPointer, LazyKernel, compiled
+from ..._jit import KernelPointer, LazyKernel
 from ...actuators import Valves
 from ...multibody.kernels import sim as _sim
 from ...multibody.simulation import resolve_inputs
@@ -194,7 +194,7 @@ class Plant:
         the plant model, the boundary's callback and parameters, the limiter's report and
         the valves' state (shared with this object)."""
         ints, reals = self.sy.plant.packed
-        inputs = resolve_inputs(compiled(_inputs.closed_loop_inputs))
+        inputs = resolve_inputs(_inputs.closed_loop_inputs)  # compiled when first called
         return PlantBlock(
             _INTEGRATE, ints, reals, self.sy.plant.gravity, inputs,
             self.params, self.mem, self.dt, self.steps, self.valves, self.valve_carry,
