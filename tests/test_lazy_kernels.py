@@ -6,12 +6,14 @@ import textwrap
 from collections import namedtuple
 
 import numpy as np
+import pytest
 from numba import njit, types
 from numba import typeof as numba_typeof
 
 from dqspace._jit import LazyKernel, TypedCall, compiled, lazy_njit, signature_on_first_call
 from dqspace.dq import dq_from_translation
-from dqspace.multibody import models
+from dqspace.multibody import INPUTS_SIG, models
+from dqspace.multibody.simulation import resolve_inputs
 
 
 def test_importing_every_package_runs_no_compiled_code(tmp_path):
@@ -182,3 +184,26 @@ def test_a_typed_call_types_each_tuple_once_and_follows_new_types(monkeypatch):
     for _ in range(10):  # tuples made and dropped (a record per chunk): the memory is bounded
         call(Block(np.zeros(1), np.zeros(1)), 1.0, out)
     assert len(call._tuples) == 4
+
+
+def test_an_inputs_callback_given_lazy_is_compiled_at_its_first_call_not_when_resolved():
+    # the closed loop types its plant block while the callback still compiles elsewhere
+    def add_one(t, t_step, q, v, params, mem, tau, fext):
+        tau[0] += 1.0
+
+    kernel = LazyKernel(add_one, INPUTS_SIG, {})
+    pointer = resolve_inputs(kernel)
+    assert kernel._dispatcher is None  # not compiled yet
+    assert resolve_inputs(kernel) is pointer  # one pointer per callback
+
+    @njit
+    def call(f, tau):
+        z = np.zeros(1)
+        f(0.0, 0.0, z, z, z, z, tau, np.zeros((1, 6)))
+
+    tau = np.zeros(2)
+    call(pointer, tau)
+    assert kernel._dispatcher is not None and tau[0] == 1.0
+    wrong = LazyKernel(add_one, types.void(types.float64), {})
+    with pytest.raises(ValueError, match="INPUTS_SIG"):
+        resolve_inputs(wrong)
