@@ -57,7 +57,7 @@ def attach_target(
         if ``model`` already has a body or a frame of the target's names, or ``frame`` is
         unknown.
     """
-    link, place = frame_target(model, frame)
+    link, place = _grasp_frame(model, frame)
     offset = dq_identity() if offset is None else _pose(offset, "offset")
     # pose of the target's body frame in the link's frame: link -> frame -> fixture -> target
     placement = dq_mul(dq_mul(place, offset), dq_conj(target.fixture))
@@ -106,7 +106,7 @@ def _misalignment(err):
 
 def _fixture_in_frame(model, q, target, target_pose, frame, offset):
     """(link index, pose of the fixture relative to ``frame o offset``, link pose in I)."""
-    link, place = frame_target(model, frame)
+    link, place = _grasp_frame(model, frame)
     offset = dq_identity() if offset is None else _pose(offset, "offset")
     pose = _state.configuration(target.model, target_pose, "target_pose")
     link_pose = forward_kinematics(model, q).pose[link]
@@ -192,22 +192,26 @@ def grasp_impact(
                 f"frame {frame!r} (tol {tol:g}); bring them together or pass a larger tol"
             )
     combined = _attach(model, target, link, dq_mul(dq_conj(link_pose), pose))
-    # the servicer's grasp frame: fixed to the link, at the fixture's pose now.  In the
-    # combined model the fixture frame is exactly that (its body is fixed to the link).
+    # the servicer's grasp frame: fixed to the link, at the fixture's pose now; in the
+    # combined model the fixture frame is exactly that (its body is fixed to the link)
     J_s = frame_jacobian(combined, q, target.fixture_frame)  # (6, nv), fixture axes
     J_t = adjoint_matrix(target.fixture)  # target twist -> fixture twist
-    M_s = mass_matrix(model, q)
     M_t = target.spatial_inertia
-    # apparent inverse inertia at the interface, W = G M^-1 G^T (G = [-J_s, J_t])
-    Ms_Js = np.linalg.solve(M_s, J_s.T)  # M_s^-1 J_s^T (nv, 6)
+    # the impulse-momentum equations with G = [-J_s, J_t] (docs/capture.md): the jump
+    # M^-1 G^T lam, lam from the 6x6 W = G M^-1 G^T (the interface's inverse inertia)
+    Ms_Js = np.linalg.solve(mass_matrix(model, q), J_s.T)  # M_s^-1 J_s^T (nv, 6)
     Mt_Jt = np.linalg.solve(M_t, J_t.T)
     W = J_s @ Ms_Js + J_t @ Mt_Jt
-    W = 0.5 * (W + W.T)
     g_before = J_t @ xi - J_s @ v
-    lam = -(1.0 + e) * np.linalg.solve(W, g_before)  # [torque, force] on the target
-    v_after = v - Ms_Js @ lam
-    xi_after = xi + Mt_Jt @ lam
-    g_after = J_t @ xi_after - J_s @ v_after
+    target_g = -e * g_before
+    lam = np.zeros(6)  # [torque, force] on the target, power-conjugate to [w, v]
+    v_after, xi_after, g_after = v, xi, g_before
+    for _ in range(2):  # a solve, then one refinement step on the residual
+        dlam = np.linalg.solve(W, target_g - g_after)
+        lam = lam + dlam
+        v_after = v_after - Ms_Js @ dlam
+        xi_after = xi_after + Mt_Jt @ dlam
+        g_after = J_t @ xi_after - J_s @ v_after
     T_before = kinetic_energy(model, q, v) + kinetic_energy(target.model, pose, xi)
     T_after = kinetic_energy(model, q, v_after) + kinetic_energy(target.model, pose, xi_after)
     return GraspImpact(
@@ -221,6 +225,17 @@ def grasp_impact(
         relative_twist_after=g_after,
         energy_lost=float(T_before - T_after),
     )
+
+
+def _grasp_frame(model, frame):
+    """(link, placement) of the grasping frame, or a ValueError naming the known ones."""
+    frames = [f.name for f in model.frames]
+    if isinstance(frame, str) and frame not in frames and frame not in model.body_names:
+        raise ValueError(
+            f"the servicer has no frame or body named {frame!r}; frames: {frames}, "
+            f"bodies: {list(model.body_names)}"
+        )
+    return frame_target(model, frame)
 
 
 def _pose(x, name):
