@@ -33,7 +33,7 @@ TABLE_KEYS = ("name", "mass", "com", "inertia", "fixture")
 FIXTURE_KEYS = ("position", "rpy_deg")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: no field-wise ==; compared by identity
 class Target:
     """A free rigid body to be captured (no actuators) and its grapple fixture.
 
