@@ -11,7 +11,8 @@ References, all independent of the code under test:
   and forward dynamics against a Pinocchio model of the servicer with the target's inertia
   appended to the end-effector joint by ``appendBodyToJoint``, the placement composed with
   Pinocchio's ``SE3``; the servicers are the paper's space manipulator (Pinocchio model by
-  the test bridge) and a floating UR5 (Pinocchio's own URDF parser);
+  the test bridge), a floating UR5 (Pinocchio's own URDF parser) and the paper's
+  manipulator grasping with a payload body fixed to its flange;
 * the grasp: momentum of servicer + target before against the combined system after, by
   ``momentum`` and by Pinocchio's ``computeCentroidalMomentum``; the velocity jump against
   Pinocchio's ``impulseDynamics`` on a model holding servicer and target as two free
@@ -66,13 +67,22 @@ DEG = np.pi / 180.0
 
 # ----------------------------------------------------------------------- helpers
 def _servicers():
-    """(name, dqspace model, its Pinocchio model built independently)."""
+    """(name, dqspace model, its Pinocchio model built independently, grasping frame).
+
+    The paper's manipulator by its flange; a floating UR5 by its ``ee`` frame; the paper's
+    manipulator with a payload (a body fixed to link 7) by that payload body's frame.
+    """
     paper = models.space_manipulator()
     ur5 = model_from_urdf(UR5, floating=True)
+    payload = models.space_manipulator(payload_mass=3.0)
     return [
-        ("paper", paper, to_pinocchio(paper)),
-        ("ur5", ur5, pin_model_from_urdf(UR5, True, np.zeros(3))),
+        ("paper", paper, to_pinocchio(paper), "ee"),
+        ("ur5", ur5, pin_model_from_urdf(UR5, True, np.zeros(3)), "ee"),
+        ("payload", payload, to_pinocchio(payload), "payload"),
     ]
+
+
+SERVICERS = pytest.mark.parametrize("which", [0, 1, 2], ids=["paper", "ur5", "payload"])
 
 
 def _random_target(rng, name="target"):
@@ -99,10 +109,10 @@ def _servicer_state(rng, model):
     return model.random_configuration(rng), 0.2 * rng.normal(size=model.nv)
 
 
-def _grasp_state(rng, model, target, offset=None):
-    """A servicer state and the target pose with its fixture at ``ee o offset``."""
+def _grasp_state(rng, model, target, offset=None, frame="ee"):
+    """A servicer state and the target pose with its fixture at ``frame o offset``."""
     q, v = _servicer_state(rng, model)
-    ee = frame_pose(model, q, "ee")
+    ee = frame_pose(model, q, frame)
     if offset is not None:
         ee = dq_mul(ee, offset)
     pose = dq_mul(ee, dq_conj(target.fixture))
@@ -113,10 +123,10 @@ def _pin_inertia(target):
     return pin.Inertia(target.mass, np.array(target.com), np.array(target.inertia))
 
 
-def _pin_combined(pm, target, offset):
-    """Pinocchio's servicer with the target's inertia appended to the ee frame's joint."""
+def _pin_combined(pm, target, offset, frame):
+    """Pinocchio's servicer with the target's inertia appended to the grasping frame's joint."""
     pm = pin.Model(pm)
-    ee = pm.frames[pm.getFrameId("ee")]
+    ee = pm.frames[pm.getFrameId(frame)]
     placement = ee.placement * se3(offset) * se3(target.fixture).inverse()
     pm.appendBodyToJoint(ee.parentJoint, _pin_inertia(target), placement)
     return pm
@@ -267,18 +277,18 @@ def test_axisymmetric_tumble_follows_the_closed_form_precession(rng):
 
 
 # --------------------------------------------------------------- combined model
-@pytest.mark.parametrize("which", [0, 1], ids=["paper", "ur5"])
+@SERVICERS
 def test_combined_model_agrees_with_pinocchio(which, rng):
     """Mass matrix (CRBA), forward dynamics (ABA and the mass-matrix solve) vs Pinocchio."""
-    name, model, pm_servicer = _servicers()[which]
+    name, model, pm_servicer, frame = _servicers()[which]
     before = (model.nb, model.nq, model.nv, model.mass.copy(), len(model.frames))
     worst = dict.fromkeys(("M", "aba", "fd"), 0.0)
     for i in range(6):  # six targets, three of them with an offset at the grasp
         target = _random_target(rng)
         offset = random_pose(rng, scale=0.1) if i % 2 else None
-        combined = attach_target(model, target, "ee", offset)
+        combined = attach_target(model, target, frame, offset)
         assert (combined.nq, combined.nv, combined.nb) == (model.nq, model.nv, model.nb + 1)
-        pm = _pin_combined(pm_servicer, target, dq_identity() if offset is None else offset)
+        pm = _pin_combined(pm_servicer, target, dq_identity() if offset is None else offset, frame)
         pd = pm.createData()
         for _ in range(5):
             q = combined.random_configuration(rng)
@@ -293,12 +303,12 @@ def test_combined_model_agrees_with_pinocchio(which, rng):
             worst["aba"] = max(worst["aba"], rel_err(v_to_pin(combined, a_aba), a_ref))
             a_fd = forward_dynamics(combined, q, v, tau)
             worst["fd"] = max(worst["fd"], rel_err(v_to_pin(combined, a_fd), a_ref))
-            # the fixture frame sits where the servicer's ee o offset is
-            ee = frame_pose(combined, q, "ee")
+            # the fixture frame sits where the servicer's frame o offset is
+            ee = frame_pose(combined, q, frame)
             fx = frame_pose(combined, q, target.fixture_frame)
             nominal = ee if offset is None else dq_mul(ee, offset)
             assert max(grasp_misalignment(model, q, target, dq_mul(fx, dq_conj(target.fixture)),
-                                          "ee", offset)) < 1e-12  # fmt: skip
+                                          frame, offset)) < 1e-12  # fmt: skip
             assert rel_err(rotation_matrix_from_dq(fx), rotation_matrix_from_dq(nominal)) < TOL
     print(f"\ncombined model ({name}) vs Pinocchio, worst relative errors: {worst}")
     assert max(worst.values()) < TOL, worst
@@ -367,20 +377,22 @@ def _impulse_reference_contact(pm2, jt, model, q, v, pose, xi, e, c1, X_fix, lin
     return after - vs
 
 
-@pytest.mark.parametrize("which", [0, 1], ids=["paper", "ur5"])
+@SERVICERS
 def test_grasp_impact_agrees_with_pinocchio_and_keeps_momentum(which, rng):
     """Random targets, tumbles and servicer states; e = 0, a random e in (0, 1), e = 1."""
-    name, model, pm_servicer = _servicers()[which]
-    link_joint = pm_servicer.frames[pm_servicer.getFrameId("ee")].parentJoint
+    name, model, pm_servicer, frame = _servicers()[which]
+    link_joint = pm_servicer.frames[pm_servicer.getFrameId(frame)].parentJoint
     worst = dict.fromkeys(("jump_J", "jump_6D", "momentum", "pin_momentum", "rel", "T"), 0.0)
     for i in range(12):
         target = _random_target(rng)
         offset = random_pose(rng, scale=0.1) if i % 3 == 2 else None
-        q, v, pose, xi = _grasp_state(rng, model, target, offset)
+        q, v, pose, xi = _grasp_state(rng, model, target, offset, frame)
         pm2, jt = _pin_two_trees(pm_servicer, target)
         before = _momentum_sum(momentum(model, q, v), momentum(target.model, pose, xi))
         for e in (0.0, rng.uniform(0.05, 0.95), 1.0):
-            r = grasp_impact(model, q, v, target, pose, xi, offset=offset, restitution=e)
+            r = grasp_impact(
+                model, q, v, target, pose, xi, frame=frame, offset=offset, restitution=e
+            )
             ours = np.concatenate(
                 [v_to_pin(model, r.servicer_v), r.target_twist[3:], r.target_twist[:3]]
             )
@@ -413,7 +425,9 @@ def test_grasp_impact_agrees_with_pinocchio_and_keeps_momentum(which, rng):
                 worst["momentum"] = max(worst["momentum"], rel_err(_momentum_sum(m_c), before))
                 # the target's twist in the combined model is the one returned
                 assert rel_err(frame_twist(r.model, q, r.v, target.name), r.target_twist) < TOL
-                pm_c = _pin_combined(pm_servicer, target, r_offset(model, q, target, pose))
+                pm_c = _pin_combined(
+                    pm_servicer, target, _actual_offset(model, q, target, pose, frame), frame
+                )
                 pd_c = pm_c.createData()
                 hg = pin.computeCentroidalMomentum(
                     pm_c, pd_c, q_to_pin(r.model, q), v_to_pin(r.model, r.v)
@@ -440,9 +454,9 @@ def test_grasp_impact_agrees_with_pinocchio_and_keeps_momentum(which, rng):
     assert max(worst.values()) < TOL, worst
 
 
-def r_offset(model, q, target, pose):
-    """The fixture's actual pose in the ee frame (the attachment of a grasp)."""
-    return dq_mul(dq_conj(frame_pose(model, q, "ee")), dq_mul(pose, target.fixture))
+def _actual_offset(model, q, target, pose, frame):
+    """The fixture's actual pose in the grasping frame (the attachment of a grasp)."""
+    return dq_mul(dq_conj(frame_pose(model, q, frame)), dq_mul(pose, target.fixture))
 
 
 def test_grasp_checks_its_inputs_and_the_alignment(rng):
@@ -468,7 +482,7 @@ def test_grasp_checks_its_inputs_and_the_alignment(rng):
 
 def test_the_comparisons_can_fail(rng):
     """A target's CoM off by 1 cm: Pinocchio's jump and the momentum balance both reject it."""
-    name, model, pm_servicer = _servicers()[0]
+    name, model, pm_servicer, _ = _servicers()[0]
     link_joint = pm_servicer.frames[pm_servicer.getFrameId("ee")].parentJoint
     target = _random_target(rng)
     q, v, pose, xi = _grasp_state(rng, model, target)
