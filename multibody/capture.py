@@ -24,6 +24,7 @@ from ..dq import (
     dq_conj,
     dq_identity,
     dq_mul,
+    dq_normalize,
     dq_unit_error,
     swap,
     translation_from_dq,
@@ -185,13 +186,16 @@ def grasp_impact(
     xi = _state.vector(target_twist, "target_twist", 6)
     link, rel, link_pose, pose = _fixture_in_frame(model, q, target, target_pose, frame, offset)
     if tol is not None:
+        if isinstance(tol, (str, bytes, bool, np.bool_)) or not float(tol) >= 0.0:
+            raise ValueError(f"tol must be a non-negative number or None, got {tol!r}")
         dist, angle = _misalignment(rel)
         if not (dist <= tol and angle <= tol):
             raise ValueError(
                 f"grasp: the fixture is {dist:.3g} m and {angle:.3g} rad from its grasp pose in "
                 f"frame {frame!r} (tol {tol:g}); bring them together or pass a larger tol"
             )
-    combined = _attach(model, target, link, dq_mul(dq_conj(link_pose), pose))
+    # (normalized: the poses are unit to the configuration tolerance, a placement to 1e-9)
+    combined = _attach(model, target, link, dq_normalize(dq_mul(dq_conj(link_pose), pose)))
     # the servicer's grasp frame: fixed to the link, at the fixture's pose now; in the
     # combined model the fixture frame is exactly that (its body is fixed to the link)
     J_s = frame_jacobian(combined, q, target.fixture_frame)  # (6, nv), fixture axes

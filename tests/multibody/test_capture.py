@@ -474,6 +474,10 @@ def test_grasp_checks_its_inputs_and_the_alignment(rng):
     # accepted with a looser tol (or none): the target is held where it is
     r = grasp_impact(model, q, v, target, moved, xi, tol=None)
     assert rel_err(frame_pose(r.model, q, target.name), moved) < TOL
+    with pytest.raises(ValueError, match="tol must be a non-negative number"):
+        grasp_impact(model, q, v, target, pose, xi, tol=-1.0)
+    with pytest.raises(ValueError, match="no frame or body named 'gripper'"):
+        grasp_impact(model, q, v, target, pose, xi, frame="gripper")
     with pytest.raises(ValueError, match="target_twist must have shape"):
         grasp_impact(model, q, v, target, pose, xi[:3])
     with pytest.raises(ValueError, match="offset is not a unit dual quaternion"):
