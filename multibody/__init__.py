@@ -20,6 +20,7 @@ from .articulated import (
     forward_dynamics_aba,
     mixed_dynamics,
 )
+from .capture import GraspImpact, attach_target, grasp_impact, grasp_misalignment
 from .description import model_from_dict, model_to_dict
 from .dh import DHRow, LinkInertia, arm_from_dh
 from .dynamics import (
@@ -67,6 +68,7 @@ from .simulation import (
     simulate_compiled,
     stack_model_parameters,
 )
+from .target import Target, free_motion
 from .urdf import model_from_urdf
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     "ForwardDynamicsResult",
     "Frame",
     "FreeFloatingResult",
+    "GraspImpact",
     "INPUTS_SIG",
     "IntegrationError",
     "Joint",
@@ -88,8 +91,10 @@ __all__ = [
     "Model",
     "Momentum",
     "Reference",
+    "Target",
     "Trajectory",
     "arm_from_dh",
+    "attach_target",
     "bias_forces",
     "center_of_mass",
     "constraint_wrenches",
@@ -101,11 +106,14 @@ __all__ = [
     "forward_dynamics_aba",
     "forward_dynamics_batch",
     "forward_kinematics",
+    "free_motion",
     "frame_jacobian",
     "frame_pose",
     "frame_twist",
     "free_floating_inverse_dynamics",
     "generalized_jacobian",
+    "grasp_impact",
+    "grasp_misalignment",
     "integrate",
     "inverse_dynamics",
     "inverse_dynamics_batch",
