@@ -43,9 +43,9 @@ from ..dq.kernels import dv_frame_change
 from ..multibody import Model
 from ..multibody.kernels import crba
 from .base import BaseCommand, BaseController, reaction_kernel
+from .mpc_qp import MPCProblem, MPCWeights
 from .pd import PDGains, State
 from .pose_error import PoseError, pose_error_kernel
-from .mpc_qp import MPCProblem, MPCWeights
 from .trajectories import PoseReference
 
 __all__ = ["MPCBaseController", "MPCWeights"]
@@ -58,9 +58,10 @@ class MPCBaseController(BaseController):
 
     Call ``base(t, state, reference, *, arm_acc=None) -> BaseCommand`` once per control
     tick, as :class:`~dqspace.control.BaseController`; ``arm_acc`` None: nothing
-    previewed (``d = 0``, as the dual PD without feedforward).  The law carries the torque it last commanded (for the rate limit) and the
-    solver's warm start; :meth:`reset` forgets them.  It pickles (the solver is rebuilt
-    where it is unpickled).
+    previewed (``d = 0``, as the dual PD without feedforward).  The law carries the
+    torque it last commanded (for the rate limit) and the solver's warm start;
+    :meth:`reset` forgets them.  It pickles (the solver is rebuilt where it is
+    unpickled: a Dask worker).
 
     Parameters
     ----------
@@ -76,6 +77,8 @@ class MPCBaseController(BaseController):
     ----------
     solve_times : list of float, each tick's QP time (update + solve) [s]
     statuses : dict, OSQP status -> count
+    last_plan : (s (N, m), tau (N, 3), x (N, 12)), the last solution
+    last_thrust : (m,) the thrusters' forces of the last first move (within bounds) [N]
     """
 
     linearizable = False
@@ -116,7 +119,7 @@ class MPCBaseController(BaseController):
         self._problem = None
         self.solve_times: list[float] = []
         self.statuses: dict[str, int] = {}
-        self.last_plan = None
+        self.last_plan = self.last_thrust = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -175,6 +178,7 @@ class MPCBaseController(BaseController):
         s0 = np.clip(s[0], 0.0, self.s_max)
         tau0 = np.clip(tau[0], -self.weights.torque_limit, self.weights.torque_limit)
         self._tau_prev = tau0
+        self.last_thrust = s0
         g = self.G @ s0
         wrench = np.r_[g[3:], g[:3] + tau0]
         err = PoseError(dq=e, log=e_log, twist=e_twist)

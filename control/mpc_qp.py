@@ -121,7 +121,9 @@ class MPCWeights:
 
     def replace(self, **changes) -> MPCWeights:
         """A copy with ``changes``."""
-        return MPCWeights(**{f.name: changes.get(f.name, getattr(self, f.name)) for f in fields(self)})
+        return MPCWeights(
+            **{f.name: changes.get(f.name, getattr(self, f.name)) for f in fields(self)}
+        )
 
     @property
     def Q(self) -> NDArray[np.float64]:
@@ -294,7 +296,7 @@ class MPCProblem:
         t0 = time.perf_counter()
         l, u = self.vectors(x0, d, np.asarray(tau_prev, float))
         self.solver.update(l=l, u=u)
-        res = self.solver.solve()
+        res = self.solver.solve(raise_error=False)
         self.last_time = time.perf_counter() - t0
         self.last_status = res.info.status
         self.last_iterations = res.info.iter

@@ -229,11 +229,19 @@ SCHEMA = {
             "mpc_horizon": F("int", 20, min=2, max=500, doc="mpc: prediction steps"),
             "mpc_period": F("float", 0.05, "s", **_POS, doc="mpc: the prediction's step"),
             "mpc_q_rot": F(
-                "vec", [2.0e4, 2.0e4, 2.0e4], "1/rad^2", min=0.0, length=3,
+                "vec",
+                [2.0e4, 2.0e4, 2.0e4],
+                "1/rad^2",
+                min=0.0,
+                length=3,
                 doc="mpc: weight on log e (half the rotation vector)",
             ),
             "mpc_q_trans": F(
-                "vec", [2.0e4, 2.0e4, 2.0e4], "1/m^2", min=0.0, length=3,
+                "vec",
+                [2.0e4, 2.0e4, 2.0e4],
+                "1/m^2",
+                min=0.0,
+                length=3,
                 doc="mpc: weight on log e (half the position error)",
             ),
             "mpc_q_omega": F("vec", [1.0e3, 1.0e3, 1.0e3], "s^2/rad^2", min=0.0, length=3),
@@ -249,7 +257,11 @@ SCHEMA = {
                 "float", 1.0, "1/(N m)^2", min=0.0, doc="mpc: weight of the devices' torque"
             ),
             "mpc_torque_limit": F(
-                "vec", [1.0, 1.0, 1.0], "N m", **_POS, length=3,
+                "vec",
+                [1.0, 1.0, 1.0],
+                "N m",
+                **_POS,
+                length=3,
                 doc="mpc: the momentum devices' torque, per base axis",
             ),
             "mpc_torque_rate_limit": F(
