@@ -220,3 +220,15 @@ def test_the_scenario_runs_the_mpc_in_the_flight_software():
     m = summarize(run(sc, progress=False))
     assert m["base_pos_err_max"] < 1e-3 and m["base_att_err_max"] < 0.05
     assert m["ee_max"] < 1e-4
+
+
+def test_a_servicer_with_several_arms_refuses_the_mpc(tmp_path):
+    """[[extra_arm]] runs compiled laws only: base_controller.law = mpc is refused, named."""
+    from dqspace.scenarios import load_scenario, run
+    from dqspace.scenarios.spec.config import ScenarioError
+
+    f = tmp_path / "two.toml"
+    f.write_text('[scenario]\nname = "two"\n[base_controller]\nlaw = "mpc"\n'
+                 '[[extra_arm]]\nname = "b"\n')  # fmt: skip
+    with pytest.raises(ScenarioError, match="base_controller.law = 'mpc'.*not mpc"):
+        run(load_scenario(f), progress=False)
