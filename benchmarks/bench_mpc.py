@@ -70,7 +70,8 @@ def main():
     law = laws[-1]
     print(machine())
     print(f"{a.scenario}, {a.duration:g} s simulated, {len(timers)} law calls, {wall:.1f} s wall")
-    print(f"load average (1 min) before {load0[0]:.2f}, after {load1[0]:.2f}; {os.cpu_count()} CPUs")
+    print(f"load average (1 min) before {load0[0]:.2f}, after {load1[0]:.2f}", end="")
+    print(f"; {os.cpu_count()} CPUs")
     w = law.weights
     print(f"horizon {w.horizon} x {w.period:g} s, eps {w.eps:g}, max_iter {w.max_iter}")
     print(f"QP (update + solve): {_stats(law.solve_times)}")
