@@ -88,12 +88,12 @@ class MPCWeights:
 
     horizon: int = 20
     period: float = 0.05
-    q_rot: np.ndarray = field(default_factory=lambda: np.full(3, 2.0e4))
+    q_rot: np.ndarray = field(default_factory=lambda: np.full(3, 1.0e5))
     q_trans: np.ndarray = field(default_factory=lambda: np.full(3, 2.0e4))
     q_omega: np.ndarray = field(default_factory=lambda: np.full(3, 1.0e3))
     q_vel: np.ndarray = field(default_factory=lambda: np.full(3, 1.0e3))
     terminal: float = 10.0
-    r_impulse: float = 10.0
+    r_impulse: float = 1.0
     r_thrust: float = 1.0e-2
     r_torque: float = 1.0
     torque_limit: np.ndarray = field(default_factory=lambda: np.full(3, 1.0))

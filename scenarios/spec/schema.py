@@ -230,7 +230,7 @@ SCHEMA = {
             "mpc_period": F("float", 0.05, "s", **_POS, doc="mpc: the prediction's step"),
             "mpc_q_rot": F(
                 "vec",
-                [2.0e4, 2.0e4, 2.0e4],
+                [1.0e5, 1.0e5, 1.0e5],
                 "1/rad^2",
                 min=0.0,
                 length=3,
@@ -248,7 +248,7 @@ SCHEMA = {
             "mpc_q_vel": F("vec", [1.0e3, 1.0e3, 1.0e3], "s^2/m^2", min=0.0, length=3),
             "mpc_terminal": F("float", 10.0, min=0.0, doc="mpc: last state's weight / Q"),
             "mpc_r_impulse": F(
-                "float", 10.0, "1/(N s)", min=0.0, doc="mpc: weight of the thrusters' impulse"
+                "float", 1.0, "1/(N s)", min=0.0, doc="mpc: weight of the thrusters' impulse"
             ),
             "mpc_r_thrust": F(
                 "float", 1.0e-2, "1/N^2", **_POS, doc="mpc: quadratic weight per thruster"
