@@ -39,6 +39,7 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..actuators.thrusters import ThrusterSet
 from ..dq.kernels import dv_frame_change
 from ..multibody import Model
 from ..multibody.kernels import crba
@@ -86,7 +87,7 @@ class MPCBaseController(BaseController):
     def __init__(
         self,
         model: Model,
-        thrusters,
+        thrusters: ThrusterSet,
         weights: MPCWeights | None = None,
         *,
         torque_from_thrusters: bool = False,
@@ -148,13 +149,16 @@ class MPCBaseController(BaseController):
 
     # ---- the law
 
-    def reference_force(self, q, v, e, acc, arm_acc) -> NDArray[np.float64]:
+    def reference_force(
+        self, q: ArrayLike, v: ArrayLike, e: ArrayLike, acc: ArrayLike, arm_acc: ArrayLike
+    ) -> NDArray[np.float64]:
         """``d`` (6,) ``[f, tau]``: what the base needs to follow the reference's
         acceleration ``acc`` (inertial, carried into the base frame through the pose error
         ``e``) while the arm moves with ``arm_acc`` (the dual PD's feedforward, (P47))."""
         a_b, out = np.empty(6), np.empty(6)
         dv_frame_change(e, np.ascontiguousarray(acc, dtype=float), a_b)
         ints, reals = self.model.packed
+        q, v, arm_acc = (np.ascontiguousarray(x, dtype=float) for x in (q, v, arm_acc))
         reaction_kernel(ints, reals, self.model.gravity, q, v, a_b, arm_acc, out)
         return -out
 
