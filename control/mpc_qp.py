@@ -93,7 +93,7 @@ class MPCWeights:
     q_omega: np.ndarray = field(default_factory=lambda: np.full(3, 1.0e3))
     q_vel: np.ndarray = field(default_factory=lambda: np.full(3, 1.0e3))
     terminal: float = 10.0
-    r_impulse: float = 1.5
+    r_impulse: float = 1.0
     r_thrust: float = 1.0e-2
     r_torque: float = 1.0
     torque_limit: np.ndarray = field(default_factory=lambda: np.full(3, 1.0))

@@ -248,7 +248,7 @@ SCHEMA = {
             "mpc_q_vel": F("vec", [1.0e3, 1.0e3, 1.0e3], "s^2/m^2", min=0.0, length=3),
             "mpc_terminal": F("float", 10.0, min=0.0, doc="mpc: last state's weight / Q"),
             "mpc_r_impulse": F(
-                "float", 1.5, "1/(N s)", min=0.0, doc="mpc: weight of the thrusters' impulse"
+                "float", 1.0, "1/(N s)", min=0.0, doc="mpc: weight of the thrusters' impulse"
             ),
             "mpc_r_thrust": F(
                 "float", 1.0e-2, "1/N^2", **_POS, doc="mpc: quadratic weight per thruster"
