@@ -175,7 +175,6 @@ class MPCProblem:
         nu = m + 3
         self.nu, self.N = nu, N
         self.n = N * (NX + nu)
-        self._xs, self._us = 0, N * NX  # offsets of the states and the inputs
         Minv = self._minv(M)
         # cost: 1/2 z'Pz + q'z
         Q = w.Q
