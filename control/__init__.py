@@ -49,6 +49,7 @@ from .loop_analysis import (
     loop_margins,
     step_response,
 )
+from .mpc import MPCBaseController, MPCWeights
 from .multi_arm import MultiArmController
 from .pd import DualPD, PDCommand, PDGains, State, dual_pd
 from .pose_error import PoseError, dq_error, pose_error, shortest_sign, twist_error
@@ -103,6 +104,8 @@ __all__ = [
     "State",
     "StationKeepingFeedback",
     "BaseFeedback",
+    "MPCBaseController",
+    "MPCWeights",
     "base_loop",
     "base_loop_margins",
     "disturbance_response",

@@ -436,7 +436,8 @@ def linearize(
         value) and ``controller.law_rates(t, q, v, z) -> (tau | (tau, f_ext),
         z')``; x is then ``[delta, v, z]`` (2 nv + nz,) (e.g.
         :class:`~dqspace.control.station_keeping.StationKeepingFeedback` with an
-        integrator or an observer in its base law).
+        integrator or an observer in its base law).  ``linearizable = False`` on it or
+        its ``base`` (a constrained optimiser: the MPC base law): ValueError.
     t : float, time of the operating point [s] (passed to the controller and outputs)
     method : {"richardson", "central"}
     step : float, relative step h in (0, 0.1]; default 1e-3 (richardson), 6e-6 (central).
@@ -474,6 +475,12 @@ def linearize(
     v0 = np.zeros(nv) if v is None else finite_vector(v, "v", nv)
     if controller is not None and not callable(controller):
         raise ValueError(f"controller must be callable, got {type(controller).__name__}")
+    laws = (controller, getattr(controller, "base", None))
+    if law := next((c for c in laws if getattr(c, "linearizable", True) is False), None):
+        raise ValueError(
+            f"the controller's law ({type(law).__name__}) has no linearisation: a constrained "
+            "optimiser; linearise with a dual PD, PID or PD + observer base law"
+        )
     law_states = tuple(getattr(controller, "law_states", ()) or ())
     nz = len(law_states)
     z_law = finite_vector(controller.law_states0(t, q0, v0), "law_states0", nz) if nz else ()

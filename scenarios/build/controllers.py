@@ -24,10 +24,12 @@ from ...control import (
     waypoints,
 )
 from ...control.flight.python_stage import code_location
+from ...control.mpc import MPCBaseController, MPCWeights
 from ...control.multi_arm import MultiArmController
 from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
 from ...multibody import frame_pose
 from ..spec.config import ScenarioError
+from . import devices
 from .arm import ArmInfo, initial_joints, joint_values
 
 __all__ = [
@@ -162,8 +164,8 @@ def base_reference(cfg, pose0):
 
 def base_controller(cfg, model):
     """The base law of ``base_controller.law``: built-in (``dual_pd``, ``dual_pid``,
-    ``dual_pd_dob``; the stateful ones advance once per control period) or a user's class
-    called as ``cls(model, gains)``."""
+    ``dual_pd_dob``, ``mpc``; the stateful ones advance once per control period) or a
+    user's class called as ``cls(model, gains)``."""
     bc = cfg["base_controller"]
     gains = PDGains(
         kp_rot=bc["kp_rot"], kd_rot=bc["kd_rot"], kp_trans=bc["kp_trans"], kd_trans=bc["kd_trans"]
@@ -184,8 +186,42 @@ def base_controller(cfg, model):
             )
         except ValueError as exc:
             raise ScenarioError(f"base_controller.observer_bandwidth: {exc}") from None
+    if bc["law"] == "mpc":
+        return mpc_controller(cfg, model)
     cls = load_class(bc["law"], "base_controller.law")
     return construct(cls, bc["law"], "base_controller.law", model, gains)
+
+
+def mpc_controller(cfg, model):
+    """The model-predictive base law (``base_controller.law = "mpc"``) from the
+    ``base_controller.mpc_*`` keys, on the thrusters of ``[thrusters]`` (their moments in
+    the torque in ``wrench`` mode); a ScenarioError naming the key for a bad value."""
+    bc = cfg["base_controller"]
+    ts = devices.thrusters(cfg)
+    if ts is None:
+        raise ScenarioError(
+            "base_controller.law = 'mpc' plans the thrusters' forces: it needs "
+            "thrusters.enabled = true"
+        )
+    rate = bc["mpc_torque_rate_limit"]
+    keys = {
+        "horizon": "mpc_horizon", "period": "mpc_period", "q_rot": "mpc_q_rot",
+        "q_trans": "mpc_q_trans", "q_omega": "mpc_q_omega", "q_vel": "mpc_q_vel",
+        "terminal": "mpc_terminal", "r_impulse": "mpc_r_impulse", "r_thrust": "mpc_r_thrust",
+        "r_torque": "mpc_r_torque", "torque_limit": "mpc_torque_limit",
+        "eps": "mpc_tolerance", "max_iter": "mpc_max_iter",
+    }  # fmt: skip
+    values = {name: bc[key] for name, key in keys.items()}
+    values["torque_rate_limit"] = rate if rate > 0 else np.inf
+    try:
+        weights = MPCWeights(**values)
+    except ValueError as exc:
+        name = str(exc).split(" ", 1)[0]
+        key = "mpc_torque_rate_limit" if name == "torque_rate_limit" else keys.get(name, name)
+        raise ScenarioError(f"base_controller.{key}: {exc}") from None
+    return MPCBaseController(
+        model, ts, weights, torque_from_thrusters=cfg["thrusters"]["mode"] == "wrench"
+    )
 
 
 def arm_controller(cfg, model, info: ArmInfo, joints0):
@@ -281,7 +317,7 @@ def arms_controller(cfg, model, info: ArmInfo, joints0, extras):
     if base_law not in ("dual_pd", "dual_pid", "dual_pd_dob"):
         raise ScenarioError(
             f"base_controller.law = {base_law!r}: a servicer with [[extra_arm]] runs a "
-            "built-in base law (dual_pd, dual_pid, dual_pd_dob)"
+            "compiled base law (dual_pd, dual_pid, dual_pd_dob; not mpc or a user's class)"
         )
     first = controllers_of(cfg, model, info, joints0, info.ee_frame)
     arms = [first] + [controllers_of(cfg, model, info, joints0, x.info.ee_frame) for x in extras]

@@ -209,7 +209,8 @@ SCHEMA = {
                 "str",
                 "dual_pd",
                 doc="dual_pd (PD on the pose logarithm), dual_pid (with integral action), "
-                "dual_pd_dob (with a disturbance observer), or module:Class (your own)",
+                "dual_pd_dob (with a disturbance observer), mpc (model-predictive, "
+                "the mpc_* keys), or module:Class (your own)",
             ),
             "kp_rot": F("vec", [40.0, 40.0, 40.0], "N m/rad", min=0.0, length=3),
             "kd_rot": F("vec", [60.0, 60.0, 60.0], "N m s/rad", min=0.0, length=3),
@@ -225,6 +226,49 @@ SCHEMA = {
             "observer_bandwidth": F(
                 "float", 1.0, "rad/s", **_POS, doc="dual_pd_dob: at most the control rate"
             ),
+            "mpc_horizon": F("int", 20, min=2, max=500, doc="mpc: prediction steps"),
+            "mpc_period": F("float", 0.05, "s", **_POS, doc="mpc: the prediction's step"),
+            "mpc_q_rot": F(
+                "vec",
+                [1.0e5, 1.0e5, 1.0e5],
+                "1/rad^2",
+                min=0.0,
+                length=3,
+                doc="mpc: weight on log e (half the rotation vector)",
+            ),
+            "mpc_q_trans": F(
+                "vec",
+                [2.0e4, 2.0e4, 2.0e4],
+                "1/m^2",
+                min=0.0,
+                length=3,
+                doc="mpc: weight on log e (half the position error)",
+            ),
+            "mpc_q_omega": F("vec", [1.0e3, 1.0e3, 1.0e3], "s^2/rad^2", min=0.0, length=3),
+            "mpc_q_vel": F("vec", [1.0e3, 1.0e3, 1.0e3], "s^2/m^2", min=0.0, length=3),
+            "mpc_terminal": F("float", 10.0, min=0.0, doc="mpc: last state's weight / Q"),
+            "mpc_r_impulse": F(
+                "float", 1.0, "1/(N s)", min=0.0, doc="mpc: weight of the thrusters' impulse"
+            ),
+            "mpc_r_thrust": F(
+                "float", 1.0e-2, "1/N^2", **_POS, doc="mpc: quadratic weight per thruster"
+            ),
+            "mpc_r_torque": F(
+                "float", 1.0, "1/(N m)^2", min=0.0, doc="mpc: weight of the devices' torque"
+            ),
+            "mpc_torque_limit": F(
+                "vec",
+                [1.0, 1.0, 1.0],
+                "N m",
+                **_POS,
+                length=3,
+                doc="mpc: the momentum devices' torque, per base axis",
+            ),
+            "mpc_torque_rate_limit": F(
+                "float", 0.0, "N m/s", min=0.0, doc="mpc: devices' torque rate (0: none)"
+            ),
+            "mpc_tolerance": F("float", 1.0e-4, **_POS, doc="mpc: OSQP eps_abs and eps_rel"),
+            "mpc_max_iter": F("int", 200, min=1, doc="mpc: OSQP iteration cap"),
         }
     ),
     "arm_controller": Section(

@@ -1,0 +1,189 @@
+"""Model-predictive base control on the dual-quaternion pose error (``base_controller.law =
+"mpc"``).
+
+At each control tick the law measures the base's pose error ``e^`` and twist error
+``w^_e`` against its reference (:func:`~dqspace.control.pose_error.pose_error_kernel`: the
+same ``log e^`` the dual PD acts on), computes what the reference needs from the base --
+the generalized force that holds the base on its reference while the arm moves with its
+planned joint accelerations (the feedforward of the dual PD, (P47), by the inverse
+dynamics) -- and solves the QP of :mod:`dqspace.control.mpc_qp` over the horizon:
+
+* prediction: the error dynamics linearised about the reference, ``d/dt log e^ = 1/2
+  w^_e``, ``M d/dt w^_e = u - d``, sampled at ``period``; ``M`` the base rows and columns
+  of the controller model's mass matrix at the current configuration (the composite
+  inertia of the base with the arm locked in its current shape: the arm's joints follow
+  their planned accelerations whatever the base does, so the base's own dynamics are
+  those of this composite body), refreshed when it changes by more than
+  ``inertia_tolerance`` (relative);
+* decision variables: the thrusters' forces ``0 <= s_i <= s_max,i`` directly (their
+  geometry from the thruster set) and the momentum devices' torque, bounded per axis and
+  in rate;
+* the arm's planned reaction ``d`` enters as a disturbance previewed over the horizon:
+  its value at the tick, held;
+* cost: the log and twist errors, the thrusters' impulse (linear: forces are
+  non-negative), the devices' effort, a terminal weight.
+
+The command is the first move: ``wrench = [H_f s_0, tau_0 (+ H_t s_0 with thrusters in
+wrench mode)]``; its ``feedforward`` is the reaction estimate ``d`` (as the dual PD's, so
+that records and the arm's planned reaction read the same), ``feedback = wrench -
+feedforward``.  The solver runs in Python (OSQP, warm started): the law is not compiled,
+the flight software calls it back from the compiled tick (its arm law then runs in
+Python too).  A constrained optimiser has no linearisation: :attr:`linearizable` is
+False and the linearisation refuses it.  See ``docs/control.md``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..actuators.thrusters import ThrusterSet
+from ..dq.kernels import dv_frame_change
+from ..multibody import Model
+from ..multibody.kernels import crba
+from .base import BaseCommand, BaseController, reaction_kernel
+from .mpc_qp import MPCProblem, MPCWeights
+from .pd import PDGains, State
+from .pose_error import PoseError, pose_error_kernel
+from .trajectories import PoseReference
+
+__all__ = ["MPCBaseController", "MPCWeights"]
+
+_NO_GAINS = PDGains(kp_rot=0.0, kd_rot=0.0, kp_trans=0.0, kd_trans=0.0)
+
+
+class MPCBaseController(BaseController):
+    """Model-predictive base pose controller (module docstring).
+
+    Call ``base(t, state, reference, *, arm_acc=None) -> BaseCommand`` once per control
+    tick, as :class:`~dqspace.control.BaseController`; ``arm_acc`` None: nothing
+    previewed (``d = 0``, as the dual PD without feedforward).  The law carries the
+    torque it last commanded (for the rate limit) and the solver's warm start;
+    :meth:`reset` forgets them.  It pickles (the solver is rebuilt where it is
+    unpickled: a Dask worker).
+
+    Parameters
+    ----------
+    model : Model with a FREE root (the controller model)
+    thrusters : ThrusterSet, the thrusters' geometry and largest forces
+    weights : MPCWeights
+    torque_from_thrusters : bool, the thrusters' moments count in the torque (thrusters
+        in ``wrench`` mode); False: the thrusters give the force, the devices the torque
+    inertia_tolerance : float, relative change of the base's inertia (Frobenius norm)
+        that refreshes the prediction (0: every tick)
+
+    Attributes
+    ----------
+    solve_times : list of float, each tick's QP time (update + solve) [s]
+    statuses : dict, OSQP status -> count
+    last_plan : (s (N, m), tau (N, 3), x (N, 12)), the last solution
+    last_thrust : (m,) the thrusters' forces of the last first move (within bounds) [N]
+    """
+
+    linearizable = False
+
+    def __init__(
+        self,
+        model: Model,
+        thrusters: ThrusterSet,
+        weights: MPCWeights | None = None,
+        *,
+        torque_from_thrusters: bool = False,
+        inertia_tolerance: float = 0.01,
+    ) -> None:
+        super().__init__(model, _NO_GAINS)
+        weights = MPCWeights() if weights is None else weights
+        if not isinstance(weights, MPCWeights):
+            raise ValueError(f"weights must be an MPCWeights, got {type(weights).__name__}")
+        if thrusters is None or not hasattr(thrusters, "H_f"):
+            raise ValueError("the MPC base law needs the thrusters (a ThrusterSet)")
+        tol = float(inertia_tolerance)
+        if not (np.isfinite(tol) and tol >= 0.0):
+            raise ValueError(f"inertia_tolerance must be non-negative, got {inertia_tolerance!r}")
+        self.weights = weights
+        self.thrusters = thrusters
+        self.torque_from_thrusters = bool(torque_from_thrusters)
+        self.inertia_tolerance = tol
+        H_f, H_t = np.asarray(thrusters.H_f, float), np.asarray(thrusters.H_t, float)
+        self.G = np.vstack([H_t if self.torque_from_thrusters else np.zeros_like(H_t), H_f])
+        self.s_max = np.asarray(thrusters.sigma_max, float) * np.ones(thrusters.n)
+        self._problem = None
+        self.reset()
+
+    # ---- state of the law
+
+    def reset(self) -> None:
+        """Forget the last torque and the warm start (a new controller's state)."""
+        self._tau_prev = np.zeros(3)
+        self._problem = None
+        self.solve_times: list[float] = []
+        self.statuses: dict[str, int] = {}
+        self.last_plan = self.last_thrust = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_problem"] = None  # OSQP's workspace does not pickle: rebuilt on first use
+        return state
+
+    def base_inertia(self, q: ArrayLike) -> NDArray[np.float64]:
+        """(6, 6) the base rows and columns of the controller model's mass matrix at ``q``
+        (``[rotation, translation]``): the composite inertia the base sees."""
+        ints, reals = self.model.packed
+        M = np.empty((self.model.nv, self.model.nv))
+        crba(ints, reals, np.ascontiguousarray(q, dtype=float), M)
+        return M[:6, :6].copy()
+
+    def problem(self, q: ArrayLike) -> MPCProblem:
+        """The QP (built on first use, at the configuration ``q``), its inertia refreshed
+        when it moved by more than ``inertia_tolerance``."""
+        M = self.base_inertia(q)
+        if self._problem is None:
+            self._problem = MPCProblem(self.weights, self.G, 0.0, self.s_max, M)
+        else:
+            M0 = self._problem.inertia
+            if np.linalg.norm(M - M0) > self.inertia_tolerance * np.linalg.norm(M0):
+                self._problem.set_inertia(M)
+        return self._problem
+
+    # ---- the law
+
+    def reference_force(
+        self, q: ArrayLike, v: ArrayLike, e: ArrayLike, acc: ArrayLike, arm_acc: ArrayLike
+    ) -> NDArray[np.float64]:
+        """``d`` (6,) ``[f, tau]``: what the base needs to follow the reference's
+        acceleration ``acc`` (inertial, carried into the base frame through the pose error
+        ``e``) while the arm moves with ``arm_acc`` (the dual PD's feedforward, (P47))."""
+        a_b, out = np.empty(6), np.empty(6)
+        dv_frame_change(e, np.ascontiguousarray(acc, dtype=float), a_b)
+        ints, reals = self.model.packed
+        q, v, arm_acc = (np.ascontiguousarray(x, dtype=float) for x in (q, v, arm_acc))
+        reaction_kernel(ints, reals, self.model.gravity, q, v, a_b, arm_acc, out)
+        return -out
+
+    def __call__(
+        self, t: float, state: State, reference: PoseReference, *, arm_acc: ArrayLike | None = None
+    ) -> BaseCommand:
+        q, v = self._state(state)
+        e, e_log, e_twist = np.empty(8), np.empty(6), np.empty(6)
+        pose_error_kernel(q[:8], reference.pose, v[:6], reference.twist, e, e_log, e_twist)
+        if arm_acc is None:
+            ff = np.zeros(6)
+        else:
+            ff = self.reference_force(q, v, e, reference.acc, self._arm_acc(arm_acc))
+        t0 = time.perf_counter()
+        qp = self.problem(q)
+        d = np.r_[ff[3:], ff[:3]]  # generalized [torque, force]
+        s, tau, x = qp.solve(np.r_[e_log, e_twist], d, self._tau_prev)
+        self.solve_times.append(time.perf_counter() - t0)
+        self.statuses[qp.last_status] = self.statuses.get(qp.last_status, 0) + 1
+        self.last_plan = (s, tau, x)
+        s0 = np.clip(s[0], 0.0, self.s_max)
+        tau0 = np.clip(tau[0], -self.weights.torque_limit, self.weights.torque_limit)
+        self._tau_prev = tau0
+        self.last_thrust = s0
+        g = self.G @ s0
+        wrench = np.r_[g[3:], g[:3] + tau0]
+        err = PoseError(dq=e, log=e_log, twist=e_twist)
+        return BaseCommand(wrench=wrench, feedback=wrench - ff, feedforward=ff, error=err)
