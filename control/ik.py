@@ -254,7 +254,7 @@ def solve_ik(
 
 
 @njit(cache=True)
-def _ik_eval(ints, reals, q, body, place, target, e, J, jacobian, v0):
+def task_residual_kernel(ints, reals, q, body, place, target, e, J, jacobian, v0):
     """Residual ``e = 2 log e^`` (Table-1 log of the short-way error ``q^_AD* o q^_AF``)
     and, if asked, the LOCAL Jacobian columns ``v0:`` of F, in one compiled pass."""
     nb = ints.shape[0]
@@ -429,7 +429,7 @@ def _newton(ints, reals, q, q0, v0, body, place, target, theta, lo, hi, tol, max
     trial = np.empty(n)
     for j in range(n):
         q[q0 + j] = theta[j]
-    _ik_eval(ints, reals, q, body, place, target, e, J, True, v0)
+    task_residual_kernel(ints, reals, q, body, place, target, e, J, True, v0)
     mu = 1.0
     status = IK_MAX_ITERATIONS
     it = 0
@@ -448,7 +448,7 @@ def _newton(ints, reals, q, q0, v0, body, place, target, theta, lo, hi, tol, max
         for j in range(n):
             trial[j] = min(max(theta[j] + d[j], lo[j]), hi[j])
             q[q0 + j] = trial[j]
-        _ik_eval(ints, reals, q, body, place, target, e_trial, J_trial, True, v0)
+        task_residual_kernel(ints, reals, q, body, place, target, e_trial, J_trial, True, v0)
         if np.dot(e_trial, e_trial) < ee:  # accept, trust the linear model more
             theta[:] = trial
             e[:] = e_trial
