@@ -51,8 +51,15 @@ from ..dq.kernels import dv_frame_change
 from ..multibody import Model
 from ..multibody.kernels import body_motions, crba
 from .arm import ArmCommand, ArmController, ArmLawParams, JointGains
-from .ik import IK_CONVERGED, IK_STALLED, IK_STATUSES, LIMIT_TOL, IKResult, right_inverse
-from .ik import task_residual_kernel
+from .ik import (
+    IK_CONVERGED,
+    IK_STALLED,
+    IK_STATUSES,
+    LIMIT_TOL,
+    IKResult,
+    right_inverse,
+    task_residual_kernel,
+)
 from .pd import State
 from .trajectories import JointReference, PoseReference
 

@@ -391,10 +391,11 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
                            arm_acc, base_pose, base_twist, base_acc, w):  # fmt: skip
     """One tick of :class:`StationKeepingLaw` with the built-in controllers, compiled.
 
-    ``A`` the arm's ``ArmLawParams`` (or ``ReactionlessParams``), ``seed`` (n,) its IK warm start (advanced), ``B`` the
-    base's ``BaseLawParams``; ``q``, ``v`` the controller model's state; the end-effector
-    reference (relative to the base) and the base reference (inertial), each a pose (8,),
-    twist and acceleration (6,).  Writes every array of ``w`` (:data:`LawWork`):
+    ``A`` the arm's ``ArmLawParams`` (or ``ReactionlessParams``), ``seed`` (n,) its IK
+    warm start (advanced), ``B`` the base's ``BaseLawParams``; ``q``, ``v`` the controller
+    model's state; the end-effector reference (relative to the base) and the base reference
+    (inertial), each a pose (8,), twist and acceleration (6,).  Writes every array of ``w``
+    (:data:`LawWork`):
 
     1. joint references by IK (or, for a
        :class:`~dqspace.control.reactionless.ReactionlessArmController`, in the reaction
