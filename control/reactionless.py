@@ -24,7 +24,8 @@ resolved-rate variant of the IK + computed-torque law of :mod:`~dqspace.control.
    translation rows, ``task = "position"``);
 3. ``theta_r' = N (J_t N)^+ x`` (minimum norm; least squares when the task has more rows than
    the null space, as a 6-row pose task has for a 7-DOF arm: what cannot be achieved is
-   reported) and ``theta_r'' = N (J_t N)^+ (dw^_D - J' theta_r')`` (the feedforward, with N
+   reported; a singularity-robust inverse, damped as ``J_t N`` loses rank, the reactionless
+   motion's algorithmic singularities) and ``theta_r'' = N (J_t N)^+ (dw^_D - J' theta_r')`` (the feedforward, with N
    held over the tick);
 4. ``theta_r = theta`` (no position reference: the motion is not integrable, a joint
    configuration is not a function of the task), then the same joint computed torque:
@@ -47,9 +48,9 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dq.kernels import dv_frame_change
+from ..dq.kernels import dq_mul, dq_to_transform, dv_frame_change
 from ..multibody import Model
-from ..multibody.kernels import body_motions, crba
+from ..multibody.kernels import body_motions, crba, poses
 from .arm import ArmCommand, ArmController, ArmLawParams, JointGains
 from .ik import (
     IK_CONVERGED,
@@ -57,7 +58,7 @@ from .ik import (
     IK_STATUSES,
     LIMIT_TOL,
     IKResult,
-    right_inverse,
+    damped_min_norm,
     task_residual_kernel,
 )
 from .pd import State
@@ -81,9 +82,13 @@ REACTIONLESS_TASKS = ("pose", "position")
 #: What the compiled reactionless law reads: the fields of
 #: :data:`~dqspace.control.arm.ArmLawParams`, then ``task_gain`` [1/s] (``k_task``),
 #: ``position_only`` (bool: the task is the position alone) and ``rank_tol`` (a singular
-#: value of R below ``rank_tol`` times the largest counts as zero).
+#: value of R below ``rank_tol`` times the largest counts as zero), ``band`` and
+#: ``max_damping`` (the singularity-robust inverse: damping ``max_damping^2 (1 -
+#: (s_min / band)^2)`` when the smallest singular value ``s_min`` of the projected task
+#: Jacobian falls below ``band``, none above).
 ReactionlessParams = namedtuple(
-    "ReactionlessParams", [*ArmLawParams._fields, "task_gain", "position_only", "rank_tol"]
+    "ReactionlessParams",
+    [*ArmLawParams._fields, "task_gain", "position_only", "rank_tol", "band", "max_damping"],
 )
 
 #: Singular values of the reaction map below this fraction of the largest count as zero.
@@ -126,23 +131,68 @@ def null_space_kernel(R, rank_tol):
 
 
 @njit(cache=True)
+def _in_root(R, x, out):
+    """``out = [R x_ang, R x_lin]`` (6,): a dual vector's two parts rotated by ``R`` (3, 3)."""
+    for i in range(3):
+        out[i] = R[i, 0] * x[0] + R[i, 1] * x[1] + R[i, 2] * x[2]
+        out[3 + i] = R[i, 0] * x[3] + R[i, 1] * x[4] + R[i, 2] * x[5]
+
+
+@njit(cache=True)
+def _cross_into(w, v, out):
+    """``out[3:6] += w[0:3] x v[3:6]``: the velocity's rotation term of a point's
+    acceleration (a body twist ``[w, v]`` differentiated in rotating axes)."""
+    out[3] += w[1] * v[5] - w[2] * v[4]
+    out[4] += w[2] * v[3] - w[0] * v[5]
+    out[5] += w[0] * v[4] - w[1] * v[3]
+
+
+@njit(cache=True)
 def reactionless_reference_kernel(P, seed, q, v, pose, twist, acc, q_r, v_r, a_r, e, J):
     """Joint references of the reactionless law (steps 1-4 of the module docstring) at the
     measured state ``q``, ``v`` (controller model): writes ``q_r`` (the measured joints),
     ``v_r``, ``a_r`` (n,), the task residual ``e`` (6,) at the measured joints and the LOCAL
     Jacobian ``J`` (6, n); ``seed`` follows the measured joints.  ``pose`` (8,), ``twist``,
-    ``acc`` (6,) the end-effector reference relative to the root.  Returns ``(status,
-    dimension of the reaction null space)``: :data:`~dqspace.control.ik.IK_CONVERGED` when
-    the task rate is met, :data:`~dqspace.control.ik.IK_STALLED` when part of it cannot be
-    (a task with more rows than the null space, a singular configuration)."""
+    ``acc`` (6,) the end-effector reference relative to the root (twist and acceleration in
+    the desired frame D).  The task rows are taken in the root's axes (angular velocity and
+    the end-effector's velocity), so that the position task does not depend on the
+    end-effector's orientation, which it leaves free.  Returns ``(status, dimension of the
+    reaction null space)``: :data:`~dqspace.control.ik.IK_CONVERGED` when the task rate is
+    met, :data:`~dqspace.control.ik.IK_STALLED` when part of it cannot be (a task with more
+    rows than the null space, a singular configuration)."""
     n = seed.shape[0]
     nv = P.v0 + n
+    nb = P.ints.shape[0]
     qa = P.q_neutral.copy()  # the base at the origin: the arm relative to its root
     for j in range(n):
         qa[P.q0 + j] = q[P.q0 + j]
         q_r[j] = q[P.q0 + j]
         seed[j] = q[P.q0 + j]
     task_residual_kernel(P.ints, P.reals, qa, P.body, P.place, pose, e, J, True, P.v0)
+    rel = np.empty((nb, 8))
+    pose_b = np.empty((nb, 8))
+    poses(P.ints, P.reals, qa, rel, pose_b)
+    pf = np.empty(8)
+    dq_mul(pose_b[P.body], P.place, pf)
+    TF = np.empty((4, 4))
+    TD = np.empty((4, 4))
+    dq_to_transform(pf, TF)
+    dq_to_transform(pose, TD)
+    RF = np.ascontiguousarray(TF[:3, :3])
+    RD = np.ascontiguousarray(TD[:3, :3])
+    # the task in the root's axes: J_A = diag(R_AF, R_AF) J, the reference twist R_AD w^D,
+    # the error [R_AF theta n, r_F - r_D] closed at the rate task_gain
+    JA = np.empty((6, n))
+    col = np.empty(6)
+    for j in range(n):
+        _in_root(RF, J[:, j].copy(), col)
+        JA[:, j] = col
+    ref = np.empty(6)
+    _in_root(RD, twist, ref)
+    err = np.empty(6)
+    _in_root(RF, e, err)
+    for i in range(3):
+        err[3 + i] = TF[i, 3] - TD[i, 3]
     R = np.empty((3, n))
     reaction_map_kernel(P.ints, P.reals, qa, P.v0, R)
     N = null_space_kernel(R, P.rank_tol)
@@ -154,13 +204,22 @@ def reactionless_reference_kernel(P, seed, q, v, pose, twist, acc, q_r, v_r, a_r
         for c in range(r):
             s = 0.0
             for j in range(n):
-                s += J[r0 + i, j] * N[j, c]
+                s += JA[r0 + i, j] * N[j, c]
             JN[i, c] = s
     x = np.empty(m)
     for i in range(m):
-        x[i] = twist[r0 + i] - P.task_gain * e[r0 + i]
-    none = np.zeros(r)
-    y = right_inverse(JN, x, none, np.ones(r, dtype=np.bool_))
+        x[i] = ref[r0 + i] - P.task_gain * err[r0 + i]
+    # singularity-robust inverse: damped as the projected task loses rank
+    sv = np.linalg.svd(JN)[1]
+    s_min = sv[-1] if sv.shape[0] == m else 0.0  # fewer columns than rows: rank < m
+    lam2 = 1e-12
+    if s_min < P.band:
+        lam2 = max(P.max_damping**2 * (1.0 - (s_min / P.band) ** 2), lam2)
+    use = np.ones(r, dtype=np.bool_)
+    p = max(m, r)
+    A, b, idx = np.empty((p, p)), np.empty(p), np.empty(r, dtype=np.int64)
+    y = np.empty(r)
+    damped_min_norm(JN, use, lam2, 0.0, x, y, A, b, idx)
     miss = 0.0
     scale = 1.0
     for i in range(m):
@@ -174,23 +233,34 @@ def reactionless_reference_kernel(P, seed, q, v, pose, twist, acc, q_r, v_r, a_r
         for c in range(r):
             s += N[j, c] * y[c]
         v_r[j] = s
-    # feedforward: J' theta_r' from the forward acceleration recursion with the root at rest
+    # feedforward: d/dt (J_A theta') = J_A theta'' + (the same with theta'' = 0), the
+    # latter from the forward acceleration recursion with the root at rest, N held
     va = np.zeros(nv)
     for j in range(n):
         va[P.v0 + j] = v_r[j]
-    nb = P.ints.shape[0]
     tw = np.empty((nb, 6))
     ab = np.empty((nb, 6))
     body_motions(P.ints, P.reals, qa, va, np.zeros(nv), tw, ab)
     jdot_v = np.empty(6)
+    tw_f = np.empty(6)
     if P.named:
         dv_frame_change(P.place, ab[P.body], jdot_v)
+        dv_frame_change(P.place, tw[P.body], tw_f)
     else:
         jdot_v[:] = ab[P.body]
+        tw_f[:] = tw[P.body]
+    _cross_into(tw_f, tw_f, jdot_v)
+    acc_d = acc.copy()
+    _cross_into(twist, twist, acc_d)
+    ff_f = np.empty(6)
+    ff_d = np.empty(6)
+    _in_root(RF, jdot_v, ff_f)
+    _in_root(RD, acc_d, ff_d)
     xa = np.empty(m)
     for i in range(m):
-        xa[i] = acc[r0 + i] - jdot_v[r0 + i]
-    y2 = right_inverse(JN, xa, none, np.ones(r, dtype=np.bool_))
+        xa[i] = ff_d[r0 + i] - ff_f[r0 + i]
+    y2 = np.empty(r)
+    damped_min_norm(JN, use, lam2, 0.0, xa, y2, A, b, idx)
     for j in range(n):
         s = 0.0
         for c in range(r):
@@ -244,6 +314,9 @@ class ReactionlessArmController(ArmController):
     task_gain : float [1/s], ``k_task``: the rate at which the task error is closed
     task : "pose" (6 rows) or "position" (3 rows)
     rank_tol : float, relative threshold on the reaction map's singular values
+    band : float [m/rad], below this smallest singular value of the projected task Jacobian
+        the inverse is damped (singularity-robust inverse)
+    max_damping : float [m/rad], the damping at a singularity
     """
 
     def __init__(
@@ -257,6 +330,8 @@ class ReactionlessArmController(ArmController):
         task_gain: float = 5.0,
         task: str = "position",
         rank_tol: float = RANK_TOL,
+        band: float = 0.03,
+        max_damping: float = 0.03,
     ) -> None:
         if not model.floating:
             raise ValueError("the reactionless arm law needs a floating base (a fixed base "
@@ -273,13 +348,18 @@ class ReactionlessArmController(ArmController):
             raise ValueError(f"task must be one of {REACTIONLESS_TASKS}, got {task!r}")
         if not (np.isfinite(rank_tol) and 0.0 < rank_tol < 1.0):
             raise ValueError(f"rank_tol must be in (0, 1), got {rank_tol}")
+        for name, x in (("band", band), ("max_damping", max_damping)):
+            if not (np.isfinite(x) and x > 0.0):
+                raise ValueError(f"{name} must be positive and finite, got {x}")
         self.task_gain, self.task, self.rank_tol = float(task_gain), task, float(rank_tol)
+        self.band, self.max_damping = float(band), float(max_damping)
 
     def kernel_params(self) -> ReactionlessParams:
         """The :data:`ReactionlessParams` of this controller (for the kernels)."""
         return ReactionlessParams(
-            *super().kernel_params(), self.task_gain, self.task == "position", self.rank_tol
-        )
+            *super().kernel_params(), self.task_gain, self.task == "position", self.rank_tol,
+            self.band, self.max_damping,
+        )  # fmt: skip
 
     def joint_reference(  # type: ignore[override]
         self, reference: PoseReference, state: State
