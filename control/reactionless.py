@@ -7,26 +7,31 @@ expressed at the base frame, is the first six rows of the mass matrix times the 
 
 Started at rest (h = 0) it stays zero, so ``v_b = -M_bb^-1 M_bm theta'``: the base's angular
 velocity is ``w_b = -R theta'`` with the **reaction map** ``R = [M_bb^-1 M_bm]_{0:3}`` (3, n),
-the angular rows (the base's translation absorbs the linear part: it moves the centre of
-mass nowhere and leaves the attitude alone).  Joint rates in the null space of R,
+the angular rows (the base's translation absorbs the linear part: the centre of mass stays
+where it is and the attitude is not involved).  Joint rates in the null space of R,
 ``theta' = N y`` with ``N`` (n, n - 3) an orthonormal basis of ker R, turn the arm without
 turning the base: for a 7-DOF arm four reactionless degrees of freedom (Nenchev and
-co-workers; Sone and Nenchev 2016).  The momentum devices locked into the base belong to
-the base's inertia (the controller model has them locked), so R is the map of the base as
-the controller sees it.
+co-workers; Sone and Nenchev 2016).  A base whose translation is held (thrusters pushing
+through its origin, ``base = "held"``) keeps instead its angular momentum about its origin,
+``M_ww w_b + M_wm theta' = 0``: then ``R = M_ww^-1 M_wm``.  The momentum devices locked
+into the base belong to the base's inertia (the controller model has them locked), so R is
+the map of the base as the controller sees it.
 
 The law (:class:`ReactionlessArmController`, ``arm_controller.law = "reactionless"``) is a
-resolved-rate variant of the IK + computed-torque law of :mod:`~dqspace.control.arm`:
+resolved-rate variant of the IK + computed-torque law of :mod:`~dqspace.control.arm`, with
+the task in the root frame A's axes (so that a position task does not depend on the
+end-effector's orientation, which it leaves free):
 
-1. the end-effector task error at the *measured* joints, ``e = 2 log(q^_AD* o q^_AF)`` in F
-   (the IK's residual), and the LOCAL Jacobian J of the end-effector;
-2. the task rate ``x = w^_D - k_task e`` (all six rows, ``task = "pose"``, or the three
-   translation rows, ``task = "position"``);
-3. ``theta_r' = N (J_t N)^+ x`` (minimum norm; least squares when the task has more rows than
-   the null space, as a 6-row pose task has for a 7-DOF arm: what cannot be achieved is
-   reported; a singularity-robust inverse, damped as ``J_t N`` loses rank, the reactionless
-   motion's algorithmic singularities) and ``theta_r'' = N (J_t N)^+ (dw^_D - J' theta_r')`` (the feedforward, with N
-   held over the tick);
+1. the end-effector's task error at the *measured* joints, ``err = [R_AF theta n, r_F -
+   r_D]`` (``theta n`` the rotation part of the IK's residual ``2 log(q^_AD* o q^_AF)``),
+   and its Jacobian in A's axes, ``J_A = diag(R_AF, R_AF) J`` (J the LOCAL one);
+2. the task rate ``x = R_AD w^_D - k_task err`` (all six rows, ``task = "pose"``, or the
+   three translation rows, ``task = "position"``; ``J_t`` the same rows of ``J_A``);
+3. ``theta_r' = N (J_t N)^+ x``: minimum norm; least squares when the task has more rows
+   than the null space (a 6-row pose task for a 7-DOF arm), what cannot be achieved
+   reported; a singularity-robust inverse, damped as ``J_t N`` loses rank (the
+   reactionless motion's algorithmic singularities).  The feedforward ``theta_r'' =
+   N (J_t N)^+ (d/dt(R_AD w^_D) - d/dt(J_A) theta_r')``, N held over the tick;
 4. ``theta_r = theta`` (no position reference: the motion is not integrable, a joint
    configuration is not a function of the task), then the same joint computed torque:
    ``a_m = theta_r'' + k_d (theta_r' - theta')`` and the torques from the inverse dynamics
@@ -68,6 +73,7 @@ __all__ = [
     "ReactionlessArmController",
     "ReactionlessParams",
     "REACTIONLESS_TASKS",
+    "REACTIONLESS_BASES",
     "reaction_map",
     "reaction_null_space",
     "reaction_map_kernel",
@@ -78,6 +84,8 @@ __all__ = [
 #: The tasks a reactionless law can be given: the end-effector's whole pose (6 rows) or
 #: its position alone (3 rows).
 REACTIONLESS_TASKS = ("pose", "position")
+#: The bases a reactionless law can assume: floating free, or with its translation held.
+REACTIONLESS_BASES = ("free", "held")
 
 #: What the compiled reactionless law reads: the fields of
 #: :data:`~dqspace.control.arm.ArmLawParams`, then ``task_gain`` [1/s] (``k_task``),
@@ -85,10 +93,19 @@ REACTIONLESS_TASKS = ("pose", "position")
 #: value of R below ``rank_tol`` times the largest counts as zero), ``band`` and
 #: ``max_damping`` (the singularity-robust inverse: damping ``max_damping^2 (1 -
 #: (s_min / band)^2)`` when the smallest singular value ``s_min`` of the projected task
-#: Jacobian falls below ``band``, none above).
+#: Jacobian falls below ``band``, none above), ``held`` (bool: the reaction map of a base
+#: whose translation is held, :func:`reaction_map_kernel`).
 ReactionlessParams = namedtuple(
     "ReactionlessParams",
-    [*ArmLawParams._fields, "task_gain", "position_only", "rank_tol", "band", "max_damping"],
+    [
+        *ArmLawParams._fields,
+        "task_gain",
+        "position_only",
+        "rank_tol",
+        "band",
+        "max_damping",
+        "held",
+    ],
 )
 
 #: Singular values of the reaction map below this fraction of the largest count as zero.
@@ -96,16 +113,20 @@ RANK_TOL = 1e-9
 
 
 @njit(cache=True)
-def reaction_map_kernel(ints, reals, q, v0, R):
-    """The reaction map ``R = [M_bb^-1 M_bm]_{0:3}`` (3, n) into ``R``: the base's angular
-    velocity is ``-R theta'`` for joint rates ``theta'`` of the joints ``v0 : v0 + n`` when
-    the system's momentum is zero (see the module docstring).  ``q`` (nq,) the floating
-    model's configuration (the mass matrix does not depend on the base's pose)."""
+def reaction_map_kernel(ints, reals, q, v0, held, R):
+    """The reaction map (3, n) into ``R``: the base's angular velocity is ``-R theta'`` for
+    joint rates ``theta'`` of the joints ``v0 : v0 + n`` when the system's momentum is zero
+    (see the module docstring).  A free base, ``R = [M_bb^-1 M_bm]_{0:3}``; with ``held``,
+    a base whose translation is held (its velocity zero, the holding force through its
+    origin), ``R = M_ww^-1 M_wm`` from the angular momentum about the base's origin alone.
+    ``q`` (nq,) the floating model's configuration (the mass matrix does not depend on the
+    base's pose)."""
     nv = v0 + R.shape[1]
     M = np.empty((nv, nv))
     crba(ints, reals, q, M)
-    Mbb = np.ascontiguousarray(M[:6, :6])
-    Mbm = np.ascontiguousarray(M[:6, v0:nv])
+    k = 3 if held else 6
+    Mbb = np.ascontiguousarray(M[:k, :k])
+    Mbm = np.ascontiguousarray(M[:k, v0:nv])
     X = np.linalg.solve(Mbb, Mbm)
     for i in range(3):
         for j in range(R.shape[1]):
@@ -194,7 +215,7 @@ def reactionless_reference_kernel(P, seed, q, v, pose, twist, acc, q_r, v_r, a_r
     for i in range(3):
         err[3 + i] = TF[i, 3] - TD[i, 3]
     R = np.empty((3, n))
-    reaction_map_kernel(P.ints, P.reals, qa, P.v0, R)
+    reaction_map_kernel(P.ints, P.reals, qa, P.v0, P.held, R)
     N = null_space_kernel(R, P.rank_tol)
     r = N.shape[1]
     r0 = 3 if P.position_only else 0
@@ -270,10 +291,11 @@ def reactionless_reference_kernel(P, seed, q, v, pose, twist, acc, q_r, v_r, a_r
     return status, r
 
 
-def reaction_map(model: Model, q: ArrayLike) -> NDArray[np.float64]:
+def reaction_map(model: Model, q: ArrayLike, *, held: bool = False) -> NDArray[np.float64]:
     """The reaction map R (3, n) of a floating ``model`` at the configuration ``q`` (nq,):
     the base's angular velocity is ``-R theta'`` for joint rates ``theta'`` (n,) at zero
-    momentum (:func:`reaction_map_kernel`).  ValueError for a fixed-base model."""
+    momentum, the base free or (``held``) its translation held
+    (:func:`reaction_map_kernel`).  ValueError for a fixed-base model."""
     if not model.floating:
         raise ValueError("the reaction map needs a floating-base model")
     q = np.ascontiguousarray(q, dtype=float)
@@ -281,17 +303,18 @@ def reaction_map(model: Model, q: ArrayLike) -> NDArray[np.float64]:
         raise ValueError(f"q must be a finite ({model.nq},) vector, got shape {q.shape}")
     ints, reals = model.packed
     R = np.empty((3, model.nv - 6))
-    reaction_map_kernel(ints, reals, q, 6, R)
+    reaction_map_kernel(ints, reals, q, 6, bool(held), R)
     return R
 
 
 def reaction_null_space(
-    model: Model, q: ArrayLike, rank_tol: float = RANK_TOL
+    model: Model, q: ArrayLike, rank_tol: float = RANK_TOL, *, held: bool = False
 ) -> NDArray[np.float64]:
     """An orthonormal basis (n, n - rank R) of the reactionless joint rates of a floating
     ``model`` at ``q``: any ``theta' = N y`` leaves the base's attitude at rest when the
-    system's momentum is zero (:func:`null_space_kernel` of :func:`reaction_map`)."""
-    return null_space_kernel(reaction_map(model, q), float(rank_tol))
+    system's momentum is zero (:func:`null_space_kernel` of :func:`reaction_map`; ``held``:
+    the base's translation held)."""
+    return null_space_kernel(reaction_map(model, q, held=held), float(rank_tol))
 
 
 class ReactionlessArmController(ArmController):
@@ -317,6 +340,8 @@ class ReactionlessArmController(ArmController):
     band : float [m/rad], below this smallest singular value of the projected task Jacobian
         the inverse is damped (singularity-robust inverse)
     max_damping : float [m/rad], the damping at a singularity
+    base : "free" (the base floats: its translation absorbs the linear reaction) or
+        "held" (its translation held by thrusters: the angular momentum about its origin)
     """
 
     def __init__(
@@ -332,6 +357,7 @@ class ReactionlessArmController(ArmController):
         rank_tol: float = RANK_TOL,
         band: float = 0.03,
         max_damping: float = 0.03,
+        base: str = "free",
     ) -> None:
         if not model.floating:
             raise ValueError("the reactionless arm law needs a floating base (a fixed base "
@@ -353,12 +379,15 @@ class ReactionlessArmController(ArmController):
                 raise ValueError(f"{name} must be positive and finite, got {x}")
         self.task_gain, self.task, self.rank_tol = float(task_gain), task, float(rank_tol)
         self.band, self.max_damping = float(band), float(max_damping)
+        if base not in REACTIONLESS_BASES:
+            raise ValueError(f"base must be one of {REACTIONLESS_BASES}, got {base!r}")
+        self.base = base
 
     def kernel_params(self) -> ReactionlessParams:
         """The :data:`ReactionlessParams` of this controller (for the kernels)."""
         return ReactionlessParams(
             *super().kernel_params(), self.task_gain, self.task == "position", self.rank_tol,
-            self.band, self.max_damping,
+            self.band, self.max_damping, self.base == "held",
         )  # fmt: skip
 
     def joint_reference(  # type: ignore[override]

@@ -212,6 +212,7 @@ def arm_controller(cfg, model, info: ArmInfo, joints0):
                 limits=info.limits,
                 task_gain=ac["task_gain"],
                 task=ac["reactionless_task"],
+                base=ac["reactionless_base"],
             )
         except ValueError as exc:
             raise ScenarioError(f"arm_controller.law = 'reactionless': {exc}") from None

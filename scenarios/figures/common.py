@@ -198,7 +198,7 @@ def arm_gains_text(res) -> str:
     law = scenario_section(res, "arm_controller").get("law", "computed_torque")
     keys = {
         "computed_torque": ("omega_n", "zeta"),
-        "reactionless": ("omega_n", "zeta", "task_gain", "reactionless_task"),
+        "reactionless": ("omega_n", "zeta", "task_gain", "reactionless_task", "reactionless_base"),
     }.get(law, ("null_space_damping",))
     return settings_text(res, "arm_controller", keys, prefix=f"arm {law}")
 

@@ -251,6 +251,13 @@ SCHEMA = {
                 doc="reactionless: the end-effector's position (3 rows, met by a 7-DOF arm's "
                 "4 reactionless DOF) or its whole pose (6 rows, least squares)",
             ),
+            "reactionless_base": F(
+                "choice",
+                "free",
+                choices=("free", "held"),
+                doc="reactionless: the base floats (its translation takes the linear "
+                "reaction) or its translation is held (by the thrusters)",
+            ),
             "null_space_damping": F(
                 "float", 2.0, "1/s", min=0.0, doc="task_space: damping of the self-motion"
             ),

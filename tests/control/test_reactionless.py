@@ -136,9 +136,7 @@ def _run(arm, model, q0, ref):
         2.0 * np.arccos(min(1.0, abs(quat_from_dq(q[:8]) @ quat_from_dq(q0[:8])))) for q in tr.q
     )
     end = np.r_[q0[:8], tr.q[-1, 8:]]  # the end-effector relative to the base
-    miss = translation_from_dq(frame_pose(model, end, "ee")) - translation_from_dq(
-        ref(T_END).pose
-    )
+    miss = translation_from_dq(frame_pose(model, end, "ee")) - translation_from_dq(ref(T_END).pose)
     return turned, np.linalg.norm(miss), status
 
 
@@ -197,3 +195,42 @@ def test_refusals():
         ReactionlessArmController(m, gains, seed=IIWA_LEMNISCATE_SEED, task_gain=-1.0)
     with pytest.raises(ValueError, match="floating-base"):
         reaction_map(models.iiwa(), np.zeros(7))
+
+
+@pytest.mark.parametrize("name", ["iiwa", "ur5"])
+def test_held_base_null_space_keeps_the_angular_momentum_about_the_base_origin(name):
+    """``base = "held"``: the base's translation held (zero velocity) and its rotation at
+    rest, null-space joint rates leave the angular momentum about the base's origin zero
+    (Pinocchio's centroidal momentum carried to the base's origin), and any other joint
+    rates turn a held base at ``-R qdot`` (Pinocchio's angular momentum about the origin
+    solved for the base's angular velocity)."""
+    model = _systems()[name]
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    n = model.nv - 6
+    rng = np.random.default_rng(28)
+
+    def h_origin(q, v):
+        qp = q_to_pin(model, q)
+        h = pin.computeCentroidalMomentum(pm, pd, qp, v_to_pin(model, v))
+        c = pd.com[0]
+        return h.angular + np.cross(c - qp[:3], h.linear)  # about the base's origin, world
+
+    worst = worst_map = 0.0
+    for _ in range(5):
+        q = model.random_configuration(rng, translation=0.3)
+        N = reaction_null_space(model, q, held=True)
+        assert N.shape == (n, n - 3)
+        qdot = N @ rng.normal(0.0, 1.0, n - 3)
+        worst = max(worst, np.abs(h_origin(q, np.r_[np.zeros(6), qdot])).max())
+        # any rates: the held base's w from h_origin linear in w, by three unit rotations
+        any_rate = rng.normal(0.0, 1.0, n)
+        h0 = h_origin(q, np.r_[np.zeros(6), any_rate])
+        H = np.column_stack(
+            [h_origin(q, np.r_[e, np.zeros(3 + n)]) for e in np.eye(3)]
+        )  # world-axis angular momentum per base-axis angular velocity
+        w = -np.linalg.solve(H, h0)
+        assert np.abs(w).max() > 1e-3
+        worst_map = max(worst_map, np.abs(w + reaction_map(model, q, held=True) @ any_rate).max())
+    print(f"\n{name}, held base: momentum about the origin {worst:.1e}, map {worst_map:.1e}")
+    assert worst < TOL and worst_map < TOL
