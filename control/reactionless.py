@@ -30,8 +30,11 @@ end-effector's orientation, which it leaves free):
 3. ``theta_r' = N (J_t N)^+ x``: minimum norm; least squares when the task has more rows
    than the null space (a 6-row pose task for a 7-DOF arm), what cannot be achieved
    reported; a singularity-robust inverse, damped as ``J_t N`` loses rank (the
-   reactionless motion's algorithmic singularities).  The feedforward ``theta_r'' =
-   N (J_t N)^+ (d/dt(R_AD w^_D) - d/dt(J_A) theta_r')``, N held over the tick;
+   reactionless motion's algorithmic singularities).  The feedforward keeps the base's
+   angular acceleration zero too: ``theta_r'' = a_p + N (J_t N)^+ (d/dt(R_AD w^_D) -
+   d/dt(J_A) theta_r' - J_t a_p)``, ``a_p`` the minimum-norm solution of ``R a_p = b``, the
+   velocity-product terms of the base's equations of motion at ``theta_r'``
+   (:func:`reaction_drift`);
 4. ``theta_r = theta`` (no position reference: the motion is not integrable, a joint
    configuration is not a function of the task), then the same joint computed torque:
    ``a_m = theta_r'' + k_d (theta_r' - theta')`` and the torques from the inverse dynamics
@@ -55,7 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..dq.kernels import dq_mul, dq_to_transform, dv_frame_change
 from ..multibody import Model
-from ..multibody.kernels import body_motions, crba, poses
+from ..multibody.kernels import body_motions, crba, poses, rnea
 from .arm import ArmCommand, ArmController, ArmLawParams, JointGains
 from .ik import (
     IK_CONVERGED,
@@ -77,6 +80,8 @@ __all__ = [
     "reaction_map",
     "reaction_null_space",
     "reaction_map_kernel",
+    "reaction_from_mass",
+    "reaction_drift",
     "null_space_kernel",
     "reactionless_reference_kernel",
 ]
@@ -108,6 +113,8 @@ ReactionlessParams = namedtuple(
     ],
 )
 
+_NO_FEXT = np.zeros((0, 6))
+
 #: Singular values of the reaction map below this fraction of the largest count as zero.
 RANK_TOL = 1e-9
 
@@ -124,6 +131,14 @@ def reaction_map_kernel(ints, reals, q, v0, held, R):
     nv = v0 + R.shape[1]
     M = np.empty((nv, nv))
     crba(ints, reals, q, M)
+    reaction_from_mass(M, v0, held, R)
+
+
+@njit(cache=True)
+def reaction_from_mass(M, v0, held, R):
+    """The reaction map (3, n) into ``R`` from the floating mass matrix ``M`` (nv, nv)
+    (:func:`reaction_map_kernel`)."""
+    nv = v0 + R.shape[1]
     k = 3 if held else 6
     Mbb = np.ascontiguousarray(M[:k, :k])
     Mbm = np.ascontiguousarray(M[:k, v0:nv])
@@ -131,6 +146,33 @@ def reaction_map_kernel(ints, reals, q, v0, held, R):
     for i in range(3):
         for j in range(R.shape[1]):
             R[i, j] = X[i, j]
+
+
+@njit(cache=True)
+def reaction_drift(ints, reals, gravity, q, M, v0, held, rates):
+    """``b`` (3,) with ``R theta'' = b`` the joint accelerations that keep the base's angular
+    acceleration zero while the joints move at ``rates`` (n,) with the base not rotating:
+    the base's rows of the equations of motion, ``M_bb a_b + M_bm theta'' + c_b = 0`` (no
+    external wrench; ``c_b`` the base's rows of the inverse dynamics at zero acceleration,
+    with the base's twist from zero momentum, or zero for a ``held`` base), give
+    ``w_b' = -R theta'' - [M_bb^-1 c_b]_{0:3}``, so ``b = -[M_bb^-1 c_b]_{0:3}``."""
+    n = rates.shape[0]
+    nv = v0 + n
+    k = 3 if held else 6
+    v = np.zeros(nv)
+    for j in range(n):
+        v[v0 + j] = rates[j]
+    if not held:
+        vb = np.linalg.solve(
+            np.ascontiguousarray(M[:6, :6]), np.ascontiguousarray(M[:6, v0:nv]) @ rates
+        )
+        for i in range(6):
+            v[i] = -vb[i]
+    c = np.empty(nv)
+    force = np.empty((ints.shape[0], 6))
+    rnea(ints, reals, gravity, q, v, np.zeros(nv), _NO_FEXT, c, force)
+    x = np.linalg.solve(np.ascontiguousarray(M[:k, :k]), np.ascontiguousarray(c[:k]))
+    return -x[:3]
 
 
 @njit(cache=True)
@@ -214,8 +256,10 @@ def reactionless_reference_kernel(P, seed, q, v, pose, twist, acc, q_r, v_r, a_r
     _in_root(RF, e, err)
     for i in range(3):
         err[3 + i] = TF[i, 3] - TD[i, 3]
+    M = np.empty((nv, nv))
+    crba(P.ints, P.reals, qa, M)
     R = np.empty((3, n))
-    reaction_map_kernel(P.ints, P.reals, qa, P.v0, P.held, R)
+    reaction_from_mass(M, P.v0, P.held, R)
     N = null_space_kernel(R, P.rank_tol)
     r = N.shape[1]
     r0 = 3 if P.position_only else 0
@@ -277,13 +321,20 @@ def reactionless_reference_kernel(P, seed, q, v, pose, twist, acc, q_r, v_r, a_r
     ff_d = np.empty(6)
     _in_root(RF, jdot_v, ff_f)
     _in_root(RD, acc_d, ff_d)
+    # the acceleration that keeps the base's rotation at rest, R a_p = b (minimum norm),
+    # plus the task's acceleration in the null space: a_r = a_p + N (J_t N)^+ (xa - J_t a_p)
+    drift = reaction_drift(P.ints, P.reals, P.gravity, qa, M, P.v0, P.held, v_r)
+    a_p = np.linalg.lstsq(R, drift)[0]
     xa = np.empty(m)
     for i in range(m):
-        xa[i] = ff_d[r0 + i] - ff_f[r0 + i]
+        s = 0.0
+        for j in range(n):
+            s += JA[r0 + i, j] * a_p[j]
+        xa[i] = ff_d[r0 + i] - ff_f[r0 + i] - s
     y2 = np.empty(r)
     damped_min_norm(JN, use, lam2, 0.0, xa, y2, A, b, idx)
     for j in range(n):
-        s = 0.0
+        s = a_p[j]
         for c in range(r):
             s += N[j, c] * y2[c]
         a_r[j] = s

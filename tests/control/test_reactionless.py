@@ -234,3 +234,43 @@ def test_held_base_null_space_keeps_the_angular_momentum_about_the_base_origin(n
         worst_map = max(worst_map, np.abs(w + reaction_map(model, q, held=True) @ any_rate).max())
     print(f"\n{name}, held base: momentum about the origin {worst:.1e}, map {worst_map:.1e}")
     assert worst < TOL and worst_map < TOL
+
+
+@pytest.mark.parametrize("name", ["iiwa", "ur5"])
+def test_the_feedforward_keeps_the_free_base_angular_acceleration_zero(name):
+    """The law's joint acceleration reference ``theta_r''`` with its rates ``theta_r'`` and
+    the base's twist from zero momentum: Pinocchio's equations of motion (``crba``,
+    ``rnea``), the base's rows with no wrench on it, give a base angular acceleration of
+    zero; the joints at rest accelerating nowhere would not (the velocity-product terms
+    the feedforward cancels)."""
+    model = _systems()[name]
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    n = model.nv - 6
+    rng = np.random.default_rng(29)
+    frame = "ee" if name == "iiwa" else model.frames[-1].name
+    ctrl = ReactionlessArmController(
+        model, JointGains.from_natural_frequency(20.0), seed=np.zeros(n), frame=frame
+    )
+    worst = drift = 0.0
+    for _ in range(4):
+        q = model.random_configuration(rng, translation=0.3)
+        pose = frame_pose(model, np.r_[model.neutral_configuration()[:8], q[8:]], frame)
+        ref = PoseReference(pose, rng.normal(0.0, 0.3, 6), rng.normal(0.0, 0.3, 6))
+        jref, _ = ctrl.joint_reference(ref, State(q, np.zeros(model.nv)))
+        M = mass_matrix(model, q)
+        v = np.r_[-np.linalg.solve(M[:6, :6], M[:6, 6:] @ jref.v), jref.v]
+        qp, vp = q_to_pin(model, q), v_to_pin(model, v)
+
+        def base_angular_acc(a_m, qp=qp, vp=vp):
+            Mp = pin.crba(pm, pd, qp).copy()
+            Mp = np.triu(Mp) + np.triu(Mp, 1).T
+            rows = pin.rnea(pm, pd, qp, vp, np.r_[np.zeros(6), a_m])[:6].copy()
+            return -np.linalg.solve(Mp[:6, :6], rows)[3:]  # pin's free flyer: [v', w']
+
+        scale = max(np.abs(jref.a).max(), np.abs(jref.v).max() ** 2)
+        worst = max(worst, np.abs(base_angular_acc(jref.a)).max() / scale)
+        drift = max(drift, np.abs(base_angular_acc(np.zeros(n))).max() / scale)
+    print(f"\n{name}: base angular acceleration {worst:.1e}, without the feedforward {drift:.1e}")
+    assert drift > 1e-3
+    assert worst < TOL
