@@ -160,8 +160,8 @@ def test_reactionless_motion_leaves_the_free_base_attitude_while_the_ik_turns_it
         f"deg (IK); end-effector miss {rl_miss * 1e3:.3f} mm against {ik_miss * 1e3:.3f} mm"
     )
     assert ik_turn > np.radians(0.2)  # the plain IK's motion turns the base measurably
-    assert rl_turn < 1e-2 * ik_turn  # the reactionless one a hundred times less
-    assert rl_turn < np.radians(1e-3)
+    assert rl_turn < 1e-4 * ik_turn  # the reactionless one ten thousand times less
+    assert rl_turn < np.radians(1e-4)  # measured 6.4e-6 deg (the tracking's hold error)
 
 
 def test_reactionless_position_task_is_met_where_compatible(line_runs):
