@@ -274,3 +274,39 @@ def test_the_feedforward_keeps_the_free_base_angular_acceleration_zero(name):
     print(f"\n{name}: base angular acceleration {worst:.1e}, without the feedforward {drift:.1e}")
     assert drift > 1e-3
     assert worst < TOL
+
+
+def test_the_compiled_tick_runs_the_reactionless_references():
+    """The compiled law tick (``station_keeping_kernel``, chosen by the arm parameters'
+    type) gives the joint references and torques of the Python composition of the same
+    controllers (the reactionless references at the measured state, then the base law, then
+    the computed torque under the commanded wrench); a plain IK arm law gives others."""
+    from dqspace.control import BaseController, PDGains  # only here: the base law
+    from dqspace.control.flight.law import StationKeepingLaw  # only here: the tick
+    from dqspace.dq import swap  # only here: the base's generalized force
+
+    model = models.space_manipulator()
+    rng = np.random.default_rng(30)
+    q = model.random_configuration(rng, translation=0.2)
+    q[8:] = IIWA_LEMNISCATE_SEED + rng.normal(0.0, 0.05, 7)
+    v = rng.normal(0.0, 0.1, model.nv)
+    gains = JointGains.from_natural_frequency(20.0)
+    arm = ReactionlessArmController(model, gains, seed=q[8:])
+    base = BaseController(model, PDGains.from_natural_frequency(27.0, [0.4, 0.4, 0.4], 1.0))
+    ref = _line(model, np.r_[model.neutral_configuration()[:8], q[8:]])(0.3)  # base-relative
+    hold = PoseReference(q[:8].copy(), np.zeros(6), np.zeros(6))
+    law = StationKeepingLaw(base, arm)
+    assert law.compiled
+    out = law(0.0, State(q, v), hold, ref)
+    cmd = arm(0.0, State(q, v), ref)
+    b = base(0.0, State(q, v), hold, arm_acc=cmd.acc)
+    tau, _ = arm.torque(State(q, v), cmd.acc, base_force=swap(b.wrench))
+    jr = out.arm_command.joint_reference
+    assert np.allclose(jr.v, cmd.joint_reference.v, rtol=0, atol=1e-12)
+    assert np.allclose(jr.a, cmd.joint_reference.a, rtol=0, atol=1e-12)
+    assert np.allclose(out.wrench, b.wrench, rtol=0, atol=1e-9)
+    assert np.allclose(out.arm_tau, tau, rtol=0, atol=1e-9)
+    ik = StationKeepingLaw(base, ArmController(model, gains, seed=q[8:]))(
+        0.0, State(q, v), hold, ref
+    )
+    assert np.abs(ik.arm_command.joint_reference.v - jr.v).max() > 1e-3
