@@ -10,8 +10,12 @@
 * closed joint loop, no base control (the base free, no momentum device): dqspace's own
   integrator; the reactionless law moves the end-effector along a straight line while the
   base's attitude stays within a tiny bound, the IK law's motion turns it measurably;
-* the task error of the reactionless motion along a compatible path (position task);
-* the law's refusals (a fixed base, too few joints, bad keys) and its scenario keys.
+* the task error of the reactionless motion along a compatible path (position task), and
+  a pose task reported as asking more than the null space gives;
+* the held-base map (angular momentum about the base's origin) and the acceleration
+  feedforward (the base's angular acceleration zero), against Pinocchio;
+* the compiled law tick against the Python composition of the same controllers;
+* the law's refusals (a fixed base, a bad task, a bad gain).
 """
 
 from pathlib import Path
