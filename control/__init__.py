@@ -54,6 +54,7 @@ from .multi_arm import MultiArmController
 from .pd import DualPD, PDCommand, PDGains, State, dual_pd
 from .pose_error import PoseError, dq_error, pose_error, shortest_sign, twist_error
 from .pycontrol import python_control
+from .reactionless import ReactionlessArmController, reaction_map, reaction_null_space
 from .station_keeping import BaseFeedback, StationKeepingFeedback
 from .trajectories import (
     LEMNISCATE_ORIENTATION,
@@ -103,6 +104,9 @@ __all__ = [
     "ScrewMotion",
     "State",
     "StationKeepingFeedback",
+    "ReactionlessArmController",
+    "reaction_map",
+    "reaction_null_space",
     "BaseFeedback",
     "MPCBaseController",
     "MPCWeights",

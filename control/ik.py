@@ -254,7 +254,7 @@ def solve_ik(
 
 
 @njit(cache=True)
-def _ik_eval(ints, reals, q, body, place, target, e, J, jacobian, v0):
+def task_residual_kernel(ints, reals, q, body, place, target, e, J, jacobian, v0):
     """Residual ``e = 2 log e^`` (Table-1 log of the short-way error ``q^_AD* o q^_AF``)
     and, if asked, the LOCAL Jacobian columns ``v0:`` of F, in one compiled pass."""
     nb = ints.shape[0]
@@ -284,7 +284,7 @@ _NO_J = np.empty((6, 0))
 
 
 @njit(cache=True)
-def _damped_min_norm(J, use, reg, floor, rhs, y, A, b, idx):
+def damped_min_norm(J, use, reg, floor, rhs, y, A, b, idx):
     """``y_u = J_u^T (J_u J_u^T + reg I)^-1 rhs`` over the columns j with ``use[j]``
     (``y = 0`` elsewhere), by Cholesky.
 
@@ -351,7 +351,7 @@ def _step(J, e, lam2, theta, lo, hi):
     """Damped least-squares step ``d = -J_f^T (J_f J_f^T + lam2 I)^-1 r`` over the free
     joints f; joints that would cross a limit are locked on it (their step taken to the
     bound, moved into ``r = e + J_locked d_locked``) and the rest re-solved.  ``lam2`` is
-    at least ``1e-12 tr(J_f^T J_f) / 6`` (see :func:`_damped_min_norm`)."""
+    at least ``1e-12 tr(J_f^T J_f) / 6`` (see :func:`damped_min_norm`)."""
     m, n = J.shape
     free = np.ones(n, dtype=np.bool_)
     to_bound = np.zeros(n)  # steps of the locked joints (to their bound)
@@ -367,7 +367,7 @@ def _step(J, e, lam2, theta, lo, hi):
                 if not free[j]:
                     s += J[i, j] * to_bound[j]
             r[i] = s
-        _damped_min_norm(J, free, lam2, 1e-12, r, y, A, b, idx)
+        damped_min_norm(J, free, lam2, 1e-12, r, y, A, b, idx)
         crossed = False
         for j in range(n):
             if not free[j]:
@@ -399,14 +399,14 @@ def right_inverse(J, x, side, free):
     ``side`` (n,) is +1 for a joint on its upper limit, -1 on its lower limit, 0
     otherwise; such a joint that ``y`` would push further out is frozen (``y = 0``,
     ``free`` cleared) and the rest re-solved.  Regularised by ``1e-12 I``; with fewer free
-    joints than task rows it is the least-squares solution (see :func:`_damped_min_norm`).
+    joints than task rows it is the least-squares solution (see :func:`damped_min_norm`).
     """
     m, n = J.shape
     y = np.zeros(n)
     p = max(m, n)
     A, b, idx = np.empty((p, p)), np.empty(p), np.empty(n, dtype=np.int64)
     for _ in range(n):
-        _damped_min_norm(J, free, 1e-12, 0.0, x, y, A, b, idx)
+        damped_min_norm(J, free, 1e-12, 0.0, x, y, A, b, idx)
         pushed = False
         for j in range(n):
             if free[j] and side[j] * y[j] > 0.0:
@@ -429,7 +429,7 @@ def _newton(ints, reals, q, q0, v0, body, place, target, theta, lo, hi, tol, max
     trial = np.empty(n)
     for j in range(n):
         q[q0 + j] = theta[j]
-    _ik_eval(ints, reals, q, body, place, target, e, J, True, v0)
+    task_residual_kernel(ints, reals, q, body, place, target, e, J, True, v0)
     mu = 1.0
     status = IK_MAX_ITERATIONS
     it = 0
@@ -448,7 +448,7 @@ def _newton(ints, reals, q, q0, v0, body, place, target, theta, lo, hi, tol, max
         for j in range(n):
             trial[j] = min(max(theta[j] + d[j], lo[j]), hi[j])
             q[q0 + j] = trial[j]
-        _ik_eval(ints, reals, q, body, place, target, e_trial, J_trial, True, v0)
+        task_residual_kernel(ints, reals, q, body, place, target, e_trial, J_trial, True, v0)
         if np.dot(e_trial, e_trial) < ee:  # accept, trust the linear model more
             theta[:] = trial
             e[:] = e_trial

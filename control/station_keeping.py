@@ -17,6 +17,7 @@ from .arm import JointComputedTorque
 from .base import BaseController
 from .flight.law import StationKeepingLaw
 from .pd import State
+from .reactionless import ReactionlessArmController
 from .trajectories import JointReference, PoseReference
 
 __all__ = ["StationKeepingFeedback", "BaseFeedback"]
@@ -52,9 +53,13 @@ class StationKeepingFeedback:
     Parameters
     ----------
     base : BaseController (its model is the one linearised)
-    arm : JointComputedTorque on the same model (e.g. ``ArmController.law``)
+    arm : JointComputedTorque on the same model (e.g. ``ArmController.law``), or a
+        :class:`~dqspace.control.reactionless.ReactionlessArmController` (a state feedback
+        of its own: its joint references follow from the measured state and the task)
     base_reference : PoseReference, or a (8,) pose held with zero twist
-    joint_reference : JointReference, or (n,) joint angles held [rad]
+    joint_reference : JointReference, or (n,) joint angles held [rad]; for a
+        ReactionlessArmController the end-effector's task relative to the base, a
+        PoseReference or a (8,) pose held
     feedforward : bool, the arm-reaction feedforward of (P47)
     """
 
@@ -69,8 +74,12 @@ class StationKeepingFeedback:
     ) -> None:
         if not isinstance(base, BaseController):
             raise ValueError(f"base must be a BaseController, got {type(base).__name__}")
-        if not isinstance(arm, JointComputedTorque):
-            raise ValueError(f"arm must be a JointComputedTorque, got {type(arm).__name__}")
+        reactionless = type(arm) is ReactionlessArmController
+        if not (reactionless or isinstance(arm, JointComputedTorque)):
+            raise ValueError(
+                "arm must be a JointComputedTorque or a ReactionlessArmController, got "
+                f"{type(arm).__name__}"
+            )
         if arm.model is not base.model:
             raise ValueError("base and arm controllers must act on the same model")
         self.model = base.model
@@ -78,10 +87,14 @@ class StationKeepingFeedback:
         if not isinstance(base_reference, PoseReference):
             pose = unit_pose(base_reference, "base_reference")
             base_reference = PoseReference(pose, np.zeros(6), np.zeros(6))
-        if not isinstance(joint_reference, JointReference):
+        if reactionless:  # the end-effector task relative to the base: a pose, held or moving
+            if not isinstance(joint_reference, PoseReference):
+                pose = unit_pose(joint_reference, "joint_reference")
+                joint_reference = PoseReference(pose, np.zeros(6), np.zeros(6))
+        elif not isinstance(joint_reference, JointReference):
             qj = finite_vector(joint_reference, "joint_reference", arm.n)
             joint_reference = JointReference(qj, np.zeros(arm.n), np.zeros(arm.n))
-        if joint_reference.q.shape != (arm.n,):
+        if not reactionless and joint_reference.q.shape != (arm.n,):
             raise ValueError(
                 f"joint_reference must have {arm.n} joints, got {joint_reference.q.shape}"
             )

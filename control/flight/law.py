@@ -54,6 +54,7 @@ from ...dq import swap
 from ..arm import (
     ArmCommand,
     ArmController,
+    ArmLawParams,
     NoArm,
     joint_acceleration_kernel,
     joint_reference_kernel,
@@ -71,6 +72,11 @@ from ..ik import IK_STATUSES, LIMIT_TOL, IKResult
 from ..multi_arm import MultiArmController
 from ..pd import PDGains, State, checked_state
 from ..pose_error import PoseError
+from ..reactionless import (
+    ReactionlessArmController,
+    ReactionlessParams,
+    reactionless_reference_kernel,
+)
 from ..trajectories import JointReference
 
 __all__ = [
@@ -160,6 +166,33 @@ def _base_compensation_typed(P, state, out):
         for params_class, _, kernel in BASE_LAWS.values():
             if P.instance_class is params_class:
                 return _no_compensation if kernel is None else _compensation_stage(kernel)
+    return None
+
+
+def _arm_reference(A, seed, q, v, pose, twist, acc, q_r, v_r, a_r, e, J):
+    raise TypeError("compiled only: the arm law's references in station_keeping_kernel")
+
+
+@overload(_arm_reference)
+def _arm_reference_typed(A, seed, q, v, pose, twist, acc, q_r, v_r, a_r, e, J):
+    """The arm law's joint references, by the type of its parameters: the IK
+    (:data:`~dqspace.control.arm.ArmLawParams`) or the reaction null space
+    (:data:`~dqspace.control.reactionless.ReactionlessParams`, at the measured state)."""
+    if isinstance(A, types.BaseNamedTuple):
+        if A.instance_class is ReactionlessParams:
+
+            def reactionless(A, seed, q, v, pose, twist, acc, q_r, v_r, a_r, e, J):
+                return reactionless_reference_kernel(
+                    A, seed, q, v, pose, twist, acc, q_r, v_r, a_r, e, J
+                )
+
+            return reactionless
+        if A.instance_class is ArmLawParams:
+
+            def ik(A, seed, q, v, pose, twist, acc, q_r, v_r, a_r, e, J):
+                return joint_reference_kernel(A, seed, pose, twist, acc, q_r, v_r, a_r, e, J)
+
+            return ik
     return None
 
 
@@ -283,11 +316,12 @@ class StationKeepingLaw:
 
     @property
     def compiled(self) -> bool:
-        """True when both controllers are the built-in ones (:class:`ArmController`, or
+        """True when both controllers are the built-in ones (:class:`ArmController`,
+        :class:`~dqspace.control.reactionless.ReactionlessArmController`, or
         :class:`~dqspace.control.arm.NoArm` for a system without an arm, and a registered
         base law): the tick then runs as :func:`station_keeping_kernel` (or
         :func:`base_only_kernel`)."""
-        arms = (ArmController, NoArm, MultiArmController)
+        arms = (ArmController, ReactionlessArmController, NoArm, MultiArmController)
         return type(self.arm) in arms and type(self.base) in BASE_LAWS
 
     def _compiled(self, t, state, base_reference, arm_reference):
@@ -357,20 +391,23 @@ def station_keeping_kernel(A, seed, B, base_state, feedforward, t, q, v, arm_pos
                            arm_acc, base_pose, base_twist, base_acc, w):  # fmt: skip
     """One tick of :class:`StationKeepingLaw` with the built-in controllers, compiled.
 
-    ``A`` the arm's ``ArmLawParams``, ``seed`` (n,) its IK warm start (advanced), ``B`` the
-    base's ``BaseLawParams``; ``q``, ``v`` the controller model's state; the end-effector
-    reference (relative to the base) and the base reference (inertial), each a pose (8,),
-    twist and acceleration (6,).  Writes every array of ``w`` (:data:`LawWork`):
+    ``A`` the arm's ``ArmLawParams`` (or ``ReactionlessParams``), ``seed`` (n,) its IK
+    warm start (advanced), ``B`` the base's ``BaseLawParams``; ``q``, ``v`` the controller
+    model's state; the end-effector reference (relative to the base) and the base reference
+    (inertial), each a pose (8,), twist and acceleration (6,).  Writes every array of ``w``
+    (:data:`LawWork`):
 
-    1. joint references by IK and the planned joint accelerations (the arm law);
+    1. joint references by IK (or, for a
+       :class:`~dqspace.control.reactionless.ReactionlessArmController`, in the reaction
+       null space at the measured state) and the planned joint accelerations (the arm law);
     2. the base wrench: dual PD plus, with ``feedforward``, the arm's reaction (P46, P47);
        the reaction is computed either way;
     3. the arm torques with the base acceleration the commanded base wrench causes, less
        the law's compensation of an estimated disturbance;
     4. the end-effector's pose and twist error (recorded).
     """
-    code, it = joint_reference_kernel(
-        A, seed, arm_pose, arm_twist, arm_acc, w.q_r, w.v_r, w.a_r, w.ik_e, w.J
+    code, it = _arm_reference(
+        A, seed, q, v, arm_pose, arm_twist, arm_acc, w.q_r, w.v_r, w.a_r, w.ik_e, w.J
     )
     w.ik_info[0] = code
     w.ik_info[1] = it

@@ -26,6 +26,7 @@ from ...control import (
 from ...control.flight.python_stage import code_location
 from ...control.mpc import MPCBaseController, MPCWeights
 from ...control.multi_arm import MultiArmController
+from ...control.reactionless import ReactionlessArmController
 from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
 from ...multibody import frame_pose
 from ..spec.config import ScenarioError
@@ -237,6 +238,20 @@ def arm_controller(cfg, model, info: ArmInfo, joints0):
             posture=joints0 if ac["posture_gain"] > 0 else None,
             posture_gain=max(ac["posture_gain"], 1e-12),
         )
+    if law == "reactionless":
+        try:
+            return ReactionlessArmController(
+                model,
+                JointGains.from_natural_frequency(ac["omega_n"], ac["zeta"]),
+                seed=joints0,
+                frame=info.ee_frame,
+                limits=info.limits,
+                task_gain=ac["task_gain"],
+                task=ac["reactionless_task"],
+                base=ac["reactionless_base"],
+            )
+        except ValueError as exc:
+            raise ScenarioError(f"arm_controller.law = 'reactionless': {exc}") from None
     # task space: e'' + kd e' + (kp / 2) e = 0 (log e is half the error): kp = 2 w^2
     w, z = ac["omega_n"], ac["zeta"]
     kp, kd = [2.0 * w * w] * 3, [2.0 * z * w] * 3
@@ -312,7 +327,8 @@ def arms_controller(cfg, model, info: ArmInfo, joints0, extras):
     if law != "computed_torque":
         raise ScenarioError(
             f"arm_controller.law = {law!r}: a servicer with [[extra_arm]] runs the built-in "
-            "computed_torque law on every arm (task_space and a user's class run one arm)"
+            "computed_torque law on every arm (task_space, reactionless and a user's class "
+            "run one arm)"
         )
     if base_law not in ("dual_pd", "dual_pid", "dual_pd_dob"):
         raise ScenarioError(

@@ -196,7 +196,10 @@ def base_gains_text(res, which=("trans", "rot")) -> str:
 def arm_gains_text(res) -> str:
     """The arm controller's law and gains as a line."""
     law = scenario_section(res, "arm_controller").get("law", "computed_torque")
-    keys = ("omega_n", "zeta") if law == "computed_torque" else ("null_space_damping",)
+    keys = {
+        "computed_torque": ("omega_n", "zeta"),
+        "reactionless": ("omega_n", "zeta", "task_gain", "reactionless_task", "reactionless_base"),
+    }.get(law, ("null_space_damping",))
     return settings_text(res, "arm_controller", keys, prefix=f"arm {law}")
 
 

@@ -277,7 +277,30 @@ SCHEMA = {
                 "str",
                 "computed_torque",
                 doc="computed_torque (IK + joint computed torque), task_space (dual PD on the "
-                "end-effector pose through the Jacobian), or module:Class",
+                "end-effector pose through the Jacobian), reactionless (the task's joint "
+                "rates in the null space of the base's angular reaction, then joint "
+                "computed torque), or module:Class",
+            ),
+            "task_gain": F(
+                "float",
+                5.0,
+                "1/s",
+                min=0.0,
+                doc="reactionless: rate at which the end-effector task error is closed",
+            ),
+            "reactionless_task": F(
+                "choice",
+                "position",
+                choices=("position", "pose"),
+                doc="reactionless: the end-effector's position (3 rows, met by a 7-DOF arm's "
+                "4 reactionless DOF) or its whole pose (6 rows, least squares)",
+            ),
+            "reactionless_base": F(
+                "choice",
+                "free",
+                choices=("free", "held"),
+                doc="reactionless: the base floats (its translation takes the linear "
+                "reaction) or its translation is held (by the thrusters)",
             ),
             "null_space_damping": F(
                 "float", 2.0, "1/s", min=0.0, doc="task_space: damping of the self-motion"

@@ -25,12 +25,13 @@ from dqspace.control import (
     Output,
     PDGains,
     PoseReference,
+    ReactionlessArmController,
     State,
     StationKeepingFeedback,
     linearize,
     python_control,
 )
-from dqspace.multibody import Body, Joint, JointType, Model, models
+from dqspace.multibody import Body, Joint, JointType, Model, frame_pose, models
 from support.pin_bridge import q_to_pin, to_pinocchio, v_from_pin, v_to_pin
 
 pycontrol_module = importlib.import_module("dqspace.control.pycontrol")
@@ -138,20 +139,34 @@ def test_kinematic_rows_are_the_se3_differential(robot, rng):
     assert np.all(lin.B[:nv] == 0.0)
 
 
-@pytest.mark.parametrize("closed_loop", [False, True], ids=["open_loop", "closed_loop"])
+@pytest.mark.parametrize(
+    "closed_loop", [False, True, "reactionless"], ids=["open_loop", "closed_loop", "reactionless"]
+)
 def test_linear_rates_match_finite_differences_at_two_steps(robot, rng, closed_loop):
     """At a non-equilibrium point, A dx + B du equals the central difference of the
     nonlinear state derivative (Pinocchio's chart and ABA) along random directions, with
-    second-order convergence: the mismatch falls ~100x from eps = 1e-2 to 1e-3."""
+    second-order convergence: the mismatch falls ~100x from eps = 1e-2 to 1e-3.  Closed
+    loops: the computed-torque arm law on held joint references, and the reactionless arm
+    law (``control/reactionless.py``) on an end-effector pose away from the arm's."""
     q, v = _random_state(robot, rng)
     nv = robot.nv
     controller = None
     if closed_loop:
         # station keeping of a pose away from q, arm joints held away from theirs
         base = BaseController(robot, PDGains.from_natural_frequency(40.0, [3, 3, 3], 1.5))
-        arm = JointComputedTorque(robot, JointGains.from_natural_frequency(5.0))
+        gains = JointGains.from_natural_frequency(5.0)
         ref = robot.random_configuration(rng, translation=0.5)
-        controller = StationKeepingFeedback(base, arm, ref[:8], ref[8:])
+        if closed_loop == "reactionless":
+            # the task near the arm's pose (0.1 rad of joint offsets): a far one (a random
+            # configuration) asks joint rates of hundreds of rad/s, whose third derivatives
+            # make the central differences themselves (the reference here) err 4e-6
+            arm = ReactionlessArmController(robot, gains, seed=q[8:], task_gain=2.0)
+            near = np.r_[robot.neutral_configuration()[:8], q[8:] + rng.normal(0.0, 0.1, 7)]
+            target = frame_pose(robot, near, "ee")
+            controller = StationKeepingFeedback(base, arm, ref[:8], target)
+        else:
+            arm = JointComputedTorque(robot, gains)
+            controller = StationKeepingFeedback(base, arm, ref[:8], ref[8:])
     inputs = [Input.generalized_forces(robot), Input.external_wrench(robot, "base")]
     u0 = rng.normal(size=nv + 6)
     lin = linearize(robot, q, v, u0=u0, inputs=inputs, controller=controller)
