@@ -73,6 +73,8 @@ from .trajectories import PoseReference
 __all__ = [
     "CoMHoldController",
     "CoMLawParams",
+    "com_offset",
+    "com_errors",
     "com_state_kernel",
     "com_reference_kernel",
     "com_base_law_kernel",
@@ -115,14 +117,7 @@ class CoMHoldController(BaseController):
         """The law holding the centre of mass at its place relative to the base in the
         configuration ``q`` (nq,) (e.g. where the run starts): ``com_offset = R^T (c(q) -
         r_B)``."""
-        q, _ = checked_state(model, State(q, np.zeros(model.nv)))
-        c = np.empty(3)
-        ints, reals = model.packed
-        center_of_mass(ints, reals, q, c)
-        r, d = np.empty(3), np.empty(3)
-        dq_translation(q[:8], r)
-        q_rotate_inv(q[:4], c - r, d)
-        return cls(model, gains, d)
+        return cls(model, gains, com_offset(model, q))
 
     def kernel_params(self) -> CoMLawParams:
         """The :data:`CoMLawParams` of this controller (for the kernels)."""
@@ -165,6 +160,38 @@ class CoMHoldController(BaseController):
         )  # fmt: skip
         err = PoseError(dq=e, log=e_log, twist=e_twist)
         return BaseCommand(wrench=wrench, feedback=fb, feedforward=ff, error=err)
+
+
+def com_offset(model: Model, q: ArrayLike) -> NDArray[np.float64]:
+    """The system's centre of mass relative to the base in the configuration ``q`` (nq,),
+    base axes (3,) [m]: ``R^T (c(q) - r_B)``."""
+    q, _ = checked_state(model, State(q, np.zeros(model.nv)))
+    c = np.empty(3)
+    ints, reals = model.packed
+    center_of_mass(ints, reals, q, c)
+    r, d = np.empty(3), np.empty(3)
+    dq_translation(q[:8], r)
+    q_rotate_inv(q[:4], c - r, d)
+    return d
+
+
+def com_errors(model: Model, q0: ArrayLike, Q: ArrayLike, base_ref: ArrayLike):
+    """The system's centre of mass minus its reference at each row, inertial frame (m, 3)
+    [m]: ``Q`` (m, nq) configurations of ``model``, ``base_ref`` (m, >= 20) the base
+    reference's pose (8), twist, acceleration (6) per row; the reference is the point at
+    the centre of mass's offset in ``q0`` (:func:`com_offset`) from the base reference
+    (:func:`com_reference_kernel`), what the centre-of-mass hold holds."""
+    d0 = com_offset(model, q0)
+    Q = np.ascontiguousarray(Q, dtype=float)
+    ref = np.ascontiguousarray(base_ref, dtype=float)
+    out = np.empty((Q.shape[0], 3))
+    c, c_ref, dummy = np.empty(3), np.empty(3), np.empty(3)
+    ints, reals = model.packed
+    for k in range(Q.shape[0]):
+        center_of_mass(ints, reals, Q[k], c)
+        com_reference_kernel(ref[k, :8], ref[k, 8:14], ref[k, 14:20], d0, c_ref, dummy, dummy)
+        out[k] = c - c_ref
+    return out
 
 
 @njit(cache=True)

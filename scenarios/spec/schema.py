@@ -494,6 +494,8 @@ SCHEMA = {
                 "gimbal_limited_ticks",
                 "vscmg_spin_limited_ticks",
                 "rw_limited_ticks",
+                "com_err_max",
+                "force_cmd_rms",
             )
         },
         doc="the requirements a run's metrics are judged against "
