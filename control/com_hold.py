@@ -175,7 +175,9 @@ def com_offset(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     return d
 
 
-def com_errors(model: Model, q0: ArrayLike, Q: ArrayLike, base_ref: ArrayLike):
+def com_errors(
+    model: Model, q0: ArrayLike, Q: ArrayLike, base_ref: ArrayLike
+) -> NDArray[np.float64]:
     """The system's centre of mass minus its reference at each row, inertial frame (m, 3)
     [m]: ``Q`` (m, nq) configurations of ``model``, ``base_ref`` (m, >= 20) the base
     reference's pose (8), twist, acceleration (6) per row; the reference is the point at

@@ -257,18 +257,23 @@ def closed_loop():
 
 
 def test_closed_loop_holds_the_centre_of_mass_at_noise_level_thrust(closed_loop):
-    """The embedded station-keeping run (sensors, PWM thrusters, VSCMGs), arm on its
-    lemniscate: the centre-of-mass hold keeps the centre of mass within 0.5 mm and asks the
-    thrusters for a force at noise level -- the base-position law's demand is the arm's
-    reaction.  Measured (4 s): see the numbers in ``docs/control.md``."""
+    """The embedded station-keeping run (perfect knowledge, PWM thrusters, VSCMGs), arm on
+    its lemniscate, 4 s: the centre-of-mass hold keeps the centre of mass within 1 nm and
+    asks the thrusters for a force at rounding level, so they never fire; the base-position
+    law's demand is the arm's reaction.  Measured: force demand max 7.5e-13 N against 0.79
+    N (the reaction's peak 0.78 N), impulse 0 against 2.61 N s, centre-of-mass error 1.3e-15
+    m against 6.6 mm; the base moves 6.6 mm against 0.018 mm, attitude error 0.019 deg
+    against 0.018 deg."""
     com, base = closed_loop["com"], closed_loop["base"]
     f_com = np.linalg.norm(np.asarray(com["wrench_cmd"])[:, :3], axis=1)
     f_base = np.linalg.norm(np.asarray(base["wrench_cmd"])[:, :3], axis=1)
     react = np.linalg.norm(np.asarray(base["arm_reaction"])[:, :3], axis=1)
-    assert f_base.max() > 0.5 * react.max()  # the base law pushes against the reaction
-    assert f_com.max() < 0.02 * f_base.max()
-    assert np.abs(com["com_err"]).max() < 5e-4  # [m]
-    assert float(np.sum(com["thrust_impulse"])) < 0.05 * float(np.sum(base["thrust_impulse"]))
-    # the base itself moves with the arm (internal motion), the attitude is held
-    assert np.abs(com["base_pos_err"]).max() > 5.0 * np.abs(base["base_pos_err"]).max()
-    assert np.abs(com["base_att_err"]).max() < 2.0 * np.abs(base["base_att_err"]).max()
+    assert f_base.max() > 0.5 * react.max() > 0.1  # [N] the base law pushes against the arm
+    assert f_com.max() < 1e-9 * f_base.max()
+    assert np.abs(com["com_err"]).max() < 1e-9  # [m]
+    assert np.abs(base["com_err"]).max() > 1e-3  # [m] the base law lets the centre move
+    assert float(np.sum(com["thrust_impulse"])) == 0.0  # below the minimum impulse bit
+    assert float(np.sum(base["thrust_impulse"])) > 1.0  # [N s]
+    # the base itself moves with the arm (internal motion), the attitude is held as well
+    assert np.abs(com["base_pos_err"]).max() > 100.0 * np.abs(base["base_pos_err"]).max()
+    assert np.abs(com["base_att_err"]).max() < 1.5 * np.abs(base["base_att_err"]).max()
