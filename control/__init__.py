@@ -6,6 +6,8 @@
 * :mod:`~dqspace.control.base` -- base control, PD + the arm's reaction feedforward (P47);
 * :mod:`~dqspace.control.base_integral` -- the base law with integral action (anti-windup);
 * :mod:`~dqspace.control.disturbance_observer` -- the base law with a disturbance observer;
+* :mod:`~dqspace.control.com_hold` -- the base law holding the system's centre of mass
+  and the base attitude;
 * :mod:`~dqspace.control.arm` -- IK references tracked by joint-space computed torque;
 * :mod:`~dqspace.control.ik` -- damped least squares on the pose error, joint limits;
 * :mod:`~dqspace.control.trajectories` -- references: lemniscate (P51), ScLERP, hold;
@@ -37,6 +39,7 @@ from .arm import (
 )
 from .base import BaseCommand, BaseController
 from .base_integral import BasePIDController, IntegralGains
+from .com_hold import CoMHoldController
 from .disturbance_observer import BaseDOBController
 from .ik import IIWA_JOINT_LIMITS, IIWA_LEMNISCATE_SEED, IKResult, IKStatus, solve_ik
 from .linearize import Input, LinearModel, Output, linearize
@@ -81,6 +84,7 @@ __all__ = [
     "BaseController",
     "BaseDOBController",
     "BasePIDController",
+    "CoMHoldController",
     "ConstantPose",
     "DualPD",
     "IKResult",

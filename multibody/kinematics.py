@@ -20,7 +20,6 @@ from ..dq import (
     frame_change,
     frame_change_inv,
     rotation_matrix_from_dq,
-    translation_from_dq,
 )
 from . import _state
 from . import kernels as K
@@ -221,11 +220,13 @@ def generalized_jacobian(
 
 
 def center_of_mass(model: Model, q: ArrayLike) -> NDArray[np.float64]:
-    """System centre of mass in the inertial frame (3,) [m]."""
-    kin = forward_kinematics(model, q)
-    R = rotation_matrix_from_dq(kin.pose)
-    r = translation_from_dq(kin.pose) + np.einsum("kij,kj->ki", R, model.com)
-    return (model.mass[:, None] * r).sum(axis=0) / model.total_mass
+    """System centre of mass in the inertial frame (3,) [m] (the compiled kernel
+    :func:`~dqspace.multibody.kernels.center_of_mass`)."""
+    q = _state.configuration(model, q)
+    out = np.empty(3)
+    K.center_of_mass(model._ints, model._reals, q, out)
+    _state.finite_result(model, "center_of_mass", (out,), q=q)
+    return out
 
 
 @dataclass(frozen=True)

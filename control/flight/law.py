@@ -96,7 +96,9 @@ __all__ = [
 BASE_LAWS: dict = {}
 
 
-def register_base_law(controller_class, params_class, kernel, *, compensation=None) -> None:
+def register_base_law(
+    controller_class, params_class, kernel, *, compensation=None, feedforward_is_reaction=True
+) -> None:
     """Make ``controller_class`` a base law the compiled tick runs.
 
     ``controller_class`` follows the base controller protocol (``base(t, state, reference,
@@ -116,9 +118,33 @@ def register_base_law(controller_class, params_class, kernel, *, compensation=No
     (6,).  ``compensation`` (compiled, optional), ``compensation(P, state, out)``, writes
     the part of the last wrench that cancels the law's estimate of an external wrench
     (6,) (none: zeros); the arm's torques assume the base accelerates under the wrench
-    without it.  Only the exact class runs compiled (a user's subclass runs in Python).
+    without it.  ``feedforward_is_reaction`` (default True): the law's feedforward is the
+    arm's reaction negated (P47), and the tick records it so; False (a law that does not
+    cancel the reaction, e.g. the centre-of-mass hold): the tick computes the reaction from
+    the inverse dynamics, as without feedforward.  Only the exact class runs compiled (a
+    user's subclass runs in Python).
     """
     BASE_LAWS[controller_class] = (params_class, kernel, compensation)
+    if not feedforward_is_reaction:
+        _FEEDFORWARD_NOT_REACTION.add(params_class)
+
+
+#: The params classes of the registered base laws whose feedforward is not the arm's
+#: reaction (:func:`register_base_law`).
+_FEEDFORWARD_NOT_REACTION: set = set()
+
+
+def _feedforward_is_reaction(P):
+    raise TypeError("compiled only: whether a base law's feedforward is the arm's reaction")
+
+
+@overload(_feedforward_is_reaction)
+def _feedforward_is_reaction_typed(P):
+    if isinstance(P, types.BaseNamedTuple):
+        if P.instance_class in _FEEDFORWARD_NOT_REACTION:
+            return lambda P: False
+        return lambda P: True
+    return None
 
 
 def _base_law(P, state, t, q, v, pose, twist, acc, use_ff, arm_acc, wrench, fb, ff, e, el, et):
@@ -289,7 +315,7 @@ class StationKeepingLaw:
             raise ValueError(f"the base controller's wrench must be (6,), got {wrench.shape}")
         ff = getattr(base_cmd, "feedforward", None)
         ff = np.zeros(6) if ff is None else np.asarray(ff, dtype=float)
-        if ff_acc is not None:
+        if ff_acc is not None and getattr(self.base, "feedforward_is_reaction", True):
             reaction = -ff
         elif acc is not None and self._reaction is not None:
             reaction = -self._reaction(state, acc)
@@ -430,13 +456,14 @@ def _base_part(B, base_state, feedforward, t, q, v, base_pose, base_twist, base_
     """The base's part of a law tick (:func:`station_keeping_kernel` and
     :func:`arms_kernel` step 2, and all of :func:`base_only_kernel`): the base law's wrench
     with ``w.acc`` the planned joint accelerations, the arms' reaction (the feedforward
-    negated, or from the inverse dynamics without feedforward), and the law's compensation
+    negated, or from the inverse dynamics without feedforward or when the law's feedforward
+    is not the reaction, :func:`register_base_law`), and the law's compensation
     of an estimated disturbance."""
     _base_law(
         B, base_state, t, q, v, base_pose, base_twist, base_acc, feedforward, w.acc, w.wrench,
         w.feedback, w.feedforward, w.base_dq, w.base_log, w.base_twist,
     )  # fmt: skip
-    if feedforward:
+    if feedforward and _feedforward_is_reaction(B):
         for j in range(6):
             w.reaction[j] = -w.feedforward[j]
     else:

@@ -30,6 +30,7 @@ Public kernels (module: name)
     (placement (8,) on ``body``), in the frame's axes; ``pose`` from :func:`poses`.
 :mod:`.momentum`
     ``system_momentum(ints, reals, q, v, out)``: ``[p, h_O]`` (6,) in the inertial frame;
+    ``center_of_mass(ints, reals, q, out) -> total mass``: the system's centre of mass (3,);
     ``kinetic_energy(ints, reals, q, v) -> float`` [J].
 :mod:`.newton_euler`
     ``rnea(ints, reals, gravity, q, v, a, fext, tau, force)``: inverse dynamics, tau (nv,)
@@ -84,7 +85,7 @@ from .layout import CRBA_WIDTH, FIXED, FREE, PRISMATIC, REVOLUTE, RNEA_WIDTH, SP
 from .linalg import cholesky, cholesky_solve
 from .mass_matrix import crba, forward_dynamics_matrix
 from .mixed_problem import mixed
-from .momentum import kinetic_energy, system_momentum
+from .momentum import center_of_mass, kinetic_energy, system_momentum
 from .newton_euler import rnea
 
 __all__ = [
@@ -110,6 +111,7 @@ __all__ = [
     "crba",
     "forward_dynamics_matrix",
     "kinetic_energy",
+    "center_of_mass",
     "system_momentum",
     "rnea",
     "FIXED",

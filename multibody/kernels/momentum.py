@@ -1,11 +1,12 @@
-"""Total momentum and kinetic energy of the system (P6, P12, P19)."""
+"""Total momentum, centre of mass and kinetic energy of the system (P6, P12, P19)."""
 
 import numpy as np
 from numba import njit
 
+from ...dq.kernels import dq_translation, q_rotate
 from .frames import _momentum6, _to_parent, _wrench_to_parent
-from .kinematics import _kinematics_pass
-from .layout import PARENT, RNEA_WIDTH, TWIST, WRENCH
+from .kinematics import _kinematics_pass, poses
+from .layout import COM, MASS, PARENT, RNEA_WIDTH, TWIST, WRENCH
 
 # ------------------------------------------------------ momentum and energy
 
@@ -42,6 +43,35 @@ def system_momentum(ints, reals, q, v, out):
             )  # fmt: skip
             for j in range(6):
                 out[j] += f[j]
+
+
+@njit(cache=True)
+def center_of_mass(ints, reals, q, out):
+    """System centre of mass ``out`` (3,) [m] in the inertial frame; returns the total
+    mass [kg].
+
+    Inertial poses by :func:`.kinematics.poses`; each body's centre of mass ``r_k + R_k
+    c_k`` weighted by its mass: ``c = sum_k m_k (r_k + R_k c_k) / sum_k m_k``.  Its
+    velocity is the linear momentum of :func:`system_momentum` over the total mass.
+    """
+    nb = ints.shape[0]
+    rel = np.empty((nb, 8))
+    pose = np.empty((nb, 8))
+    poses(ints, reals, q, rel, pose)
+    r, rc = np.empty(3), np.empty(3)
+    acc0, acc1, acc2, mass = 0.0, 0.0, 0.0, 0.0
+    for k in range(nb):
+        m = reals[k, MASS]
+        dq_translation(pose[k], r)
+        q_rotate(pose[k, :4], reals[k, COM : COM + 3], rc)
+        acc0 += m * (r[0] + rc[0])
+        acc1 += m * (r[1] + rc[1])
+        acc2 += m * (r[2] + rc[2])
+        mass += m
+    out[0] = acc0 / mass
+    out[1] = acc1 / mass
+    out[2] = acc2 / mass
+    return mass
 
 
 @njit(cache=True)

@@ -13,6 +13,7 @@ from ...control import (
     BaseController,
     BaseDOBController,
     BasePIDController,
+    CoMHoldController,
     ConstantPose,
     IntegralGains,
     JointGains,
@@ -163,15 +164,27 @@ def base_reference(cfg, pose0):
     return waypoints.BaseSlew(pose0, target, b["start_time"], b["duration"])
 
 
-def base_controller(cfg, model):
+def base_controller(cfg, model, joints0=None):
     """The base law of ``base_controller.law``: built-in (``dual_pd``, ``dual_pid``,
     ``dual_pd_dob``, ``mpc``; the stateful ones advance once per control period) or a
-    user's class called as ``cls(model, gains)``."""
+    user's class called as ``cls(model, gains)``.  ``base_controller.translation = "com"``
+    (``dual_pd``): the centre-of-mass hold, its reference the centre of mass of ``model``
+    with the arm at ``joints0`` (the start; default zeros), relative to the base reference."""
     bc = cfg["base_controller"]
     gains = PDGains(
         kp_rot=bc["kp_rot"], kd_rot=bc["kd_rot"], kp_trans=bc["kp_trans"], kd_trans=bc["kd_trans"]
     )
     period = 1.0 / cfg["control"]["rate"]
+    if bc["translation"] == "com":
+        if bc["law"] != "dual_pd":
+            raise ScenarioError(
+                f"base_controller.translation = 'com' runs with base_controller.law = "
+                f"'dual_pd', got law = {bc['law']!r} (use translation = 'base')"
+            )
+        q = model.neutral_configuration()
+        if joints0 is not None:
+            q[8 : 8 + len(joints0)] = joints0
+        return CoMHoldController.from_configuration(model, gains, q)
     if bc["law"] == "dual_pd":
         return BaseController(model, gains)
     if bc["law"] == "dual_pid":

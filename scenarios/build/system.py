@@ -177,7 +177,7 @@ def build_system(cfg) -> System:
         )
     if extras:
         joints0 = np.r_[joints0, *(controllers.extra_arm_start(cfg, x) for x in extras)]
-    base_ctrl = controllers.base_controller(cfg, controller_model)
+    base_ctrl = controllers.base_controller(cfg, controller_model, joints0)
     if extras:
         arm_ctrl = controllers.arms_controller(cfg, controller_model, info, joints0, extras)
     elif info.n:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..._jit import TypedCall
 from ..._precompile import precompile, start
+from ...control.com_hold import com_errors
 from ...control.flight.interfaces import command_arrays
 from ...multibody import IntegrationError
 from ..build.describe import figure_facts
@@ -260,5 +261,6 @@ class ClosedLoop:
             sigma_max=sy.thrusters.sigma_max if sy.thrusters is not None else np.zeros(0),
             limited=self.plant.devices(R.limited[:m] > 0.0),
             applied_reaction=self.reaction(R, m, tables.dist),
+            com_err=com_errors(sy.plant, sy.q0, R.q[:m], tables.base_ref[:m]),
         )
         return values(self.table, chunk)

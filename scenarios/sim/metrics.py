@@ -160,6 +160,12 @@ METRICS = {
         "-",
         "control periods in which the plant clipped a reaction-wheel motor (torque or speed)",
     ),
+    "com_err_max": (
+        "m",
+        "largest system centre-of-mass error (any axis; against the start's centre of mass "
+        "carried by the base reference), whole run",
+    ),
+    "force_cmd_rms": ("N", "commanded base force (the thrusters' demand), RMS of its norm"),
 }
 METRICS = _Metrics(METRICS)
 
@@ -279,6 +285,12 @@ def summarize(res, transient=None):
         ("rw_limited_ticks", "rw_limited"),
     ):
         out[name] = float(_any_ticks(res, series).sum())
+    if "com_err" in res:  # results recorded before the series: not measured
+        out["com_err_max"] = float(np.abs(res["com_err"]).max())
+    else:
+        out["com_err_max"] = float("nan")
+    f = np.linalg.norm(res["wrench_cmd"][:, :3], axis=1)
+    out["force_cmd_rms"] = float(np.sqrt(np.mean(f**2)))
     return out
 
 

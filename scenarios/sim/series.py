@@ -52,7 +52,8 @@ class Chunk:
     thruster matrix ``H_true`` (6, S), the thrusters' ``sigma_max`` (S,) [N], the
     joint limiter's rows per device ``limited`` (name -> bool (m, count)) and the arm's
     reaction on the base as the plant applied it, ``applied_reaction`` (m, 6)
-    (:mod:`dqspace.scenarios.sim.reaction`)."""
+    (:mod:`dqspace.scenarios.sim.reaction`) and the system's centre of mass minus its
+    reference, ``com_err`` (m, 3) (:func:`~dqspace.control.com_hold.com_errors`)."""
 
     R: Any
     m: int
@@ -66,6 +67,7 @@ class Chunk:
     sigma_max: NDArray[np.float64]
     limited: dict
     applied_reaction: NDArray[np.float64]
+    com_err: NDArray[np.float64]
 
     def rows(self, name):
         """The chunk's first m rows of the record ``name``."""
@@ -126,6 +128,9 @@ CLOSED_LOOP = (
     _series("v", "-", lambda z: (z.nv,), (), "plant velocity", lambda c: c.rows("v")),
     _series("base_pos_err", "m", lambda z: (3,), _XYZ,
             "base position minus its initial one, inertial frame", _base_pos_err),
+    _series("com_err", "m", lambda z: (3,), _XYZ,
+            "system centre of mass (plant) minus its reference (the start's centre of mass "
+            "carried by the base reference), inertial frame", lambda c: c.com_err),
     _series("base_att_err", "rad", lambda z: (3,), _XYZ,
             "base attitude error, rotation vector (base frame)", _base_att_err),
     _series("base_twist", "rad/s, m/s", lambda z: (6,), ("wx", "wy", "wz", "vx", "vy", "vz"),

@@ -217,6 +217,13 @@ SCHEMA = {
             "kp_trans": F("vec", [600.0, 600.0, 600.0], "N/m", min=0.0, length=3),
             "kd_trans": F("vec", [500.0, 500.0, 500.0], "N s/m", min=0.0, length=3),
             "feedforward": F("bool", True, doc="the arm's reaction from the inverse dynamics"),
+            "translation": F(
+                "choice",
+                "base",
+                choices=("base", "com"),
+                doc="what the translational gains hold: base (the base origin) or com (the "
+                "system's centre of mass; dual_pd; docs/control.md)",
+            ),
             "ki_rot": F("vec", [4.0, 4.0, 4.0], "N m/(rad s)", min=0.0, length=3, doc="dual_pid"),
             "ki_trans": F("vec", [120.0, 120.0, 120.0], "N/(m s)", min=0.0, length=3),
             "integral_limit_force": F(
@@ -554,6 +561,8 @@ SCHEMA = {
                 "gimbal_limited_ticks",
                 "vscmg_spin_limited_ticks",
                 "rw_limited_ticks",
+                "com_err_max",
+                "force_cmd_rms",
             )
         },
         doc="the requirements a run's metrics are judged against "
