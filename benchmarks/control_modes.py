@@ -71,9 +71,9 @@ def compute_per_tick(overrides, duration) -> float:
     """[s] the compiled loop's wall time per control tick of one run (after a warm-up)."""
     sets = [*overrides, f"scenario.duration={duration:g}", "outputs.plots=false"]
     run(load_scenario(SCENARIO, sets), progress=False)  # compiles, warms the caches
-    res = run(load_scenario(SCENARIO, sets), progress=False)
-    m = res.manifest
-    return m["loop_time"] / round(duration * load_scenario(SCENARIO, sets).config["control"]["rate"])
+    sc = load_scenario(SCENARIO, sets)
+    res = run(sc, progress=False)
+    return res.manifest["loop_time"] / round(duration * sc.config["control"]["rate"])
 
 
 def table(n, seed, workers, duration=20.0, modes=None) -> dict:
