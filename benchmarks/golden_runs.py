@@ -8,7 +8,8 @@ and on, each through the compiled loop (the built-in controllers) and through th
 loop (the built-in base law behind a user's class, which the runner cannot compile).  A
 refactoring that moves code without changing arithmetic must leave every recorded number
 unchanged; ``compare`` prints, per run, the largest absolute and relative difference of each
-series that differs and exits 1 if any differs by more than ``--rtol`` (default 0: bit for
+series that differs (a series the reference lacks is listed as new, not compared) and exits 1
+if any differs by more than ``--rtol`` (default 0: bit for
 bit).  ``--duration`` shortens every run (a quicker check).
 """
 
@@ -72,10 +73,15 @@ def main(argv=None):
         ref = dict(np.load(path))
         keys = sorted(set(ref) | set(data))
         diffs = []
+        added = [k for k in keys if k not in ref]
+        if added:  # a new series changes no recorded number: said, not a difference
+            print(f"{label}: new series {', '.join(added)}")
         for k in keys:
-            if k not in ref or k not in data:
-                diffs.append(f"  {k}: only in {'the reference' if k in ref else 'this run'}")
+            if k not in data:
+                diffs.append(f"  {k}: only in the reference")
                 worst = np.inf
+                continue
+            if k not in ref:
                 continue
             x, y = np.asarray(data[k], float), np.asarray(ref[k], float)
             if x.shape != y.shape:
