@@ -79,6 +79,7 @@ from ..store.results import (
     package_version,
 )
 from ..store.storage import MANIFEST, PARTIAL, format_bytes
+from .capture import CAPTURE_METRICS, Capture
 from .closed_loop import NO_THRUSTER, ClosedLoop
 from .metrics import METRICS, degradations, summarize
 from .open_loop import OpenLoop
@@ -407,7 +408,11 @@ def run(
         if out is not None:
             writer = stack.enter_context(ResultWriter(out, f"run of {cfg['scenario']['name']}"))
         try:
-            sim = OpenLoop(cfg) if cfg["scenario"]["kind"] == "open_loop" else ClosedLoop(cfg)
+            kind = cfg["scenario"]["kind"]
+            if kind == "capture":  # approach, grasp, detumble: two closed loops
+                sim = Capture(cfg)
+            else:
+                sim = OpenLoop(cfg) if kind == "open_loop" else ClosedLoop(cfg)
         except ScenarioError as exc:  # the system description: name the file
             src = getattr(scenario, "source", None)
             raise ScenarioError(f"{src}: {exc}" if src else str(exc)) from None
@@ -515,7 +520,10 @@ def _annotate(sim, res, t_wall):
     m["metrics"], m["metric_units"], m["degraded"], m["degradations"] = {}, {}, [], []
     if sim.closed and n:
         m["metrics"] = summarize(res)
-        m["metric_units"] = {k: METRICS[k][0] for k in m["metrics"] if k in METRICS}
+        if hasattr(sim, "metrics"):  # a capture's own (CAPTURE_METRICS)
+            m["metrics"].update(sim.metrics(res))
+        units = {**METRICS, **CAPTURE_METRICS}
+        m["metric_units"] = {k: units[k][0] for k in m["metrics"] if k in units}
         messages, events, table = degradations(res)
         dead = [e["t"] for e in m["events"] if e["event"] == NO_THRUSTER]
         if dead:
