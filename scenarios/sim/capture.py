@@ -225,7 +225,7 @@ class Capture:
         self.spec["target_twist"] = (
             (6,), "rad/s, m/s", ("wx", "wy", "wz", "vx", "vy", "vz"), "target's body twist",
         )  # fmt: skip
-        self.impact = None
+        self.impact = self.before = None
         self.held = None  # pose of the target's frame in the end-effector's, after the grasp
 
     @property
@@ -261,6 +261,8 @@ class Capture:
         p1.simulate(_Phase(rec, 0.0, self.t_grasp, self._free_target), checkpoint, bar)
         q, v = p1.q.copy(), p1.v.copy()
         pose, twist = self.motion.q[-1], self.motion.v[-1]
+        #: the servicer's and the target's states just before the grasp
+        self.before = (q.copy(), v.copy(), pose.copy(), twist.copy())
         ee = p1.sy.arm_info.ee_frame
         try:
             self.impact = imp = grasp_impact(
