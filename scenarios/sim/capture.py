@@ -63,7 +63,10 @@ CAPTURE_METRICS = {
     "grasp_distance": ("m", "fixture to end-effector distance at the grasp"),
     "grasp_angle": ("deg", "fixture to end-effector angle at the grasp"),
     "grasp_energy_lost": ("J", "kinetic energy the grasp dissipated"),
-    "detumble_time": ("s", "from the grasp until the base's rate stays below the residual"),
+    "detumble_time": (
+        "s",
+        "from the grasp until the base's and the target's rates stay below the residual",
+    ),
     "detumble_bound": ("s", "lower bound: |h_stack| drop over the most torque available"),
     "stack_momentum": ("N m s", "stack's angular momentum about its CoM after the grasp"),
     "max_available_torque": ("N m", "thrusters' and momentum devices' torque, upper bound"),
@@ -300,7 +303,9 @@ class Capture:
             "grasp_angle": float(np.degrees(angle)),
             "grasp_energy_lost": float(imp.energy_lost),
         }
+        # the stack's rate: the larger of the base's and the (held) target's
         t, w = res.t[after], np.linalg.norm(res["v"][after, :3], axis=1)
+        w = np.maximum(w, np.linalg.norm(res["target_twist"][after, :3], axis=1))
         slow = w < np.radians(c["residual_rate_deg_s"])
         fast = np.flatnonzero(~slow)
         i = 0 if fast.size == 0 else int(fast[-1]) + 1

@@ -88,7 +88,7 @@ CAPTURE_SECTIONS = {
                 0.05,
                 "deg/s",
                 **_POS,
-                doc="detumbled: the base's rate stays below this from then on",
+                doc="detumbled: the base's and the target's rates stay below this from then on",
             ),
         },
         doc="scenario.kind = 'capture': the timeline and the grasp",
