@@ -52,28 +52,10 @@ from ...multibody import (
     momentum,
 )
 from ..spec.config import ScenarioError
+from ..spec.schema_capture import CAPTURE_METRICS
 from .closed_loop import ClosedLoop
 
 __all__ = ["Capture", "FixtureTrack", "target_of", "CAPTURE_METRICS"]
-
-#: name -> (unit, description) of the metrics a capture adds to the manifest
-CAPTURE_METRICS = {
-    "grasp_impulse_force": ("N s", "norm of the grasp impulse's force"),
-    "grasp_impulse_torque": ("N m s", "norm of the grasp impulse's torque (fixture origin)"),
-    "grasp_distance": ("m", "fixture to end-effector distance at the grasp"),
-    "grasp_angle": ("deg", "fixture to end-effector angle at the grasp"),
-    "grasp_energy_lost": ("J", "kinetic energy the grasp dissipated"),
-    "detumble_time": (
-        "s",
-        "from the grasp until the base's and the target's rates stay below the residual",
-    ),
-    "detumble_bound": ("s", "lower bound: |h_stack| drop over the most torque available"),
-    "stack_momentum": ("N m s", "stack's angular momentum about its CoM after the grasp"),
-    "max_available_torque": ("N m", "thrusters' and momentum devices' torque, upper bound"),
-    "base_attitude_excursion": ("deg", "largest base attitude error after the grasp"),
-    "capture_thruster_impulse": ("N s", "thrusters' impulse after the grasp"),
-    "device_momentum_peak": ("N m s", "largest momentum the devices hold after the grasp"),
-}
 
 #: RK4 steps of the target's propagation per control period
 TARGET_SUBSTEPS = 10

@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 from ..spec.requirements import ARM_METRICS
 from ..spec.schema import SCHEMA
 from ..spec.schema_arms import ARM_METRIC_BASES
+from ..spec.schema_capture import CAPTURE_METRICS
 from .shortfall import allocation_shortfall, shortfall_words
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "alloc_best_effort",
     "motors_limited",
     "METRICS",
+    "CLOSED_LOOP_METRICS",
     "DEFAULT_TRANSIENT",
     "run_transient",
     "has_arm",
@@ -161,7 +163,10 @@ METRICS = {
         "control periods in which the plant clipped a reaction-wheel motor (torque or speed)",
     ),
 }
-METRICS = _Metrics(METRICS)
+#: the metrics :func:`summarize` gives (every closed-loop run's)
+CLOSED_LOOP_METRICS = tuple(METRICS)
+#: and a capture's (``scenario.kind = "capture"``, :mod:`dqspace.scenarios.sim.capture`)
+METRICS = _Metrics({**METRICS, **CAPTURE_METRICS})
 
 
 def _any_ticks(res, name):

@@ -79,7 +79,7 @@ from ..store.results import (
     package_version,
 )
 from ..store.storage import MANIFEST, PARTIAL, format_bytes
-from .capture import CAPTURE_METRICS, Capture
+from .capture import Capture
 from .closed_loop import NO_THRUSTER, ClosedLoop
 from .metrics import METRICS, degradations, summarize
 from .open_loop import OpenLoop
@@ -520,10 +520,9 @@ def _annotate(sim, res, t_wall):
     m["metrics"], m["metric_units"], m["degraded"], m["degradations"] = {}, {}, [], []
     if sim.closed and n:
         m["metrics"] = summarize(res)
-        if hasattr(sim, "metrics"):  # a capture's own (CAPTURE_METRICS)
+        if hasattr(sim, "metrics"):  # a capture's own (CAPTURE_METRICS, in METRICS)
             m["metrics"].update(sim.metrics(res))
-        units = {**METRICS, **CAPTURE_METRICS}
-        m["metric_units"] = {k: units[k][0] for k in m["metrics"] if k in units}
+        m["metric_units"] = {k: METRICS[k][0] for k in m["metrics"] if k in METRICS}
         messages, events, table = degradations(res)
         dead = [e["t"] for e in m["events"] if e["event"] == NO_THRUSTER]
         if dead:

@@ -5,7 +5,7 @@ from .config import Field as F
 from .config import Section
 from .requirements import DEFAULT_REQUIREMENTS
 from .schema_arms import extra_arm_sections
-from .schema_capture import CAPTURE_SECTIONS
+from .schema_capture import CAPTURE_METRICS, CAPTURE_SECTIONS
 from .schema_devices import DEVICE_SECTIONS
 
 __all__ = ["SCHEMA", "MIN_STEP"]
@@ -490,6 +490,7 @@ SCHEMA = {
                 "gimbal_limited_ticks",
                 "vscmg_spin_limited_ticks",
                 "rw_limited_ticks",
+                *CAPTURE_METRICS,  # a capture scenario's (scenario.kind = "capture")
             )
         },
         doc="the requirements a run's metrics are judged against "

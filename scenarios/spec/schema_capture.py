@@ -5,9 +5,30 @@
 from .config import Field as F
 from .config import ScenarioError, Section
 
-__all__ = ["CAPTURE_SECTIONS"]
+__all__ = ["CAPTURE_SECTIONS", "CAPTURE_METRICS", "capture_checks"]
 
 _POS = dict(min=0.0, min_inclusive=False)
+
+#: name -> (unit, description) of the metrics a capture adds to the manifest
+#: (:meth:`dqspace.scenarios.sim.capture.Capture.metrics`); a requirement may name them
+CAPTURE_METRICS = {
+    "grasp_impulse_force": ("N s", "norm of the grasp impulse's force"),
+    "grasp_impulse_torque": ("N m s", "norm of the grasp impulse's torque (fixture origin)"),
+    "grasp_distance": ("m", "fixture to end-effector distance at the grasp"),
+    "grasp_angle": ("deg", "fixture to end-effector angle at the grasp"),
+    "grasp_energy_lost": ("J", "kinetic energy the grasp dissipated"),
+    "detumble_time": (
+        "s",
+        "from the grasp until the base's and the target's rates stay below the residual",
+    ),
+    "detumble_bound": ("s", "lower bound: |h_stack| drop over the most torque available"),
+    "stack_momentum": ("N m s", "stack's angular momentum about its CoM after the grasp"),
+    "max_available_torque": ("N m", "thrusters' and momentum devices' torque, upper bound"),
+    "base_attitude_excursion": ("deg", "largest base attitude error after the grasp"),
+    "capture_thruster_impulse": ("N s", "thrusters' impulse after the grasp"),
+    "device_momentum_peak": ("N m s", "largest momentum the devices hold after the grasp"),
+}
+
 
 CAPTURE_SECTIONS = {
     "target": Section(
