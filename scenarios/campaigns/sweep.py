@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._progress import Heartbeat, LineRate, beat_period, left_text
-from ..sim.metrics import CLOSED_LOOP_METRICS, METRICS, summarize
+from ..sim.metrics import METRICS, summarize
 from ..spec.scenario import Scenario, load_scenario
 from ..spec.schema_arms import arm_metric_names
 from ..spec.variants import make_variants, override_cell, resolved_value
@@ -95,7 +95,7 @@ def _metric_spec(metrics, scenario):
                 "f(results) -> float"
             )
         # and each extra arm's ([[extra_arm]]: ee_rms_<name>, ee_max_<name>)
-        return _MetricSpec((*CLOSED_LOOP_METRICS, *arm_metric_names(scenario.config)), {})
+        return _MetricSpec((*METRICS, *arm_metric_names(scenario.config)), {})
     items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m) for m in metrics]
     if not items:
         raise ValueError("metrics: empty (give names from summarize or callables)")

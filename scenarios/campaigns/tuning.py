@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..sim.metrics import CLOSED_LOOP_METRICS
+from ..sim.metrics import METRICS
 from ..spec.scenario import Scenario, load_scenario
 from ..spec.variants import resolved_value, scenario_with, variant_id
 from .sweep import connect, sweep
@@ -198,7 +198,7 @@ def tune(
     if isinstance(max_batches, bool) or not isinstance(max_batches, int) or max_batches < 1:
         raise ValueError(f"max_batches must be a positive integer, got {max_batches!r}")
     if metrics is None:
-        names = list(CLOSED_LOOP_METRICS)
+        names = list(METRICS)
     elif isinstance(metrics, dict):
         names = list(metrics)
     else:
