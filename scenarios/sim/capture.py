@@ -31,6 +31,7 @@ import copy
 
 import numpy as np
 
+from ...control.trajectories import PoseReference
 from ...dq import (
     adjoint_matrix,
     dq_conj,
@@ -49,6 +50,7 @@ from ...multibody import (
     frame_twist,
     free_motion,
     grasp_impact,
+    grasp_misalignment,
     momentum,
 )
 from ..spec.config import ScenarioError
@@ -141,8 +143,6 @@ class FixtureTrack:
         return P, T, A
 
     def __call__(self, t):
-        from ...control.trajectories import PoseReference  # noqa: PLC0415 (rarely called)
-
         P, T, A = self.sample(np.array([t]))
         return PoseReference(P[0], T[0], A[0])
 
@@ -210,7 +210,7 @@ class Capture:
         self.spec["target_twist"] = (
             (6,), "rad/s, m/s", ("wx", "wy", "wz", "vx", "vy", "vz"), "target's body twist",
         )  # fmt: skip
-        self.impact = self.before = None
+        self.impact = self.before = self.misalignment = None
         self.held = None  # pose of the target's frame in the end-effector's, after the grasp
 
     @property
@@ -257,6 +257,7 @@ class Capture:
         except ValueError as exc:
             raise ScenarioError(f"capture.grasp_tolerance: {exc}") from None
         rec.manifest["events"].append({"t": self.t_grasp, "event": "grasp"})
+        self.misalignment = grasp_misalignment(p1.sy.plant, q, self.target, pose, frame=ee)
         ee_pose = frame_pose(p1.sy.plant, q, ee)
         self.held = dq_mul(dq_conj(ee_pose), pose)
         cfg2 = _holding(self.cfg, self.target, self.held, q, p1.sy.arm_info)
@@ -277,7 +278,7 @@ class Capture:
         sy = self.phase2.sy
         c = self.cfg["capture"]
         after = res.t >= self.t_grasp - 1e-9
-        dist, angle = _misalignment(self.held, self.target)
+        dist, angle = self.misalignment
         out = {
             "grasp_impulse_force": float(np.linalg.norm(imp.impulse[:3])),
             "grasp_impulse_torque": float(np.linalg.norm(imp.impulse[3:])),
@@ -314,13 +315,6 @@ class Capture:
                 zip(res["q"][after], res["v"][after], strict=True))
         )  # fmt: skip
         return out
-
-
-def _misalignment(held, target):
-    """``(distance [m], angle [rad])`` of the fixture from the end-effector frame."""
-    err = dq_mul(held, target.fixture)
-    angle = 2.0 * float(np.arctan2(np.linalg.norm(err[1:4]), abs(err[0])))
-    return float(np.linalg.norm(translation_from_dq(err))), angle
 
 
 def _holding(cfg, target, held, q, info):
