@@ -51,6 +51,7 @@ from ...multibody import (
     free_motion,
     grasp_impact,
     grasp_misalignment,
+    inverse_dynamics,
     momentum,
 )
 from ..spec.config import ScenarioError
@@ -308,6 +309,10 @@ class Capture:
         out["base_attitude_excursion"] = float(
             np.degrees(np.linalg.norm(res["base_att_err"][after], axis=1)).max()
         )
+        g = interface_wrench(self.target, res["target_pose"][after], res["target_twist"][after],
+                             self.period)  # fmt: skip
+        out["interface_force_peak"] = float(np.linalg.norm(g[:, 3:], axis=1).max())
+        out["interface_torque_peak"] = float(np.linalg.norm(g[:, :3], axis=1).max())
         imp_thr = res["thrust_impulse"][after] if "thrust_impulse" in res else np.zeros((1, 0))
         out["capture_thruster_impulse"] = float(imp_thr.sum())
         out["device_momentum_peak"] = float(
@@ -315,6 +320,19 @@ class Capture:
                 zip(res["q"][after], res["v"][after], strict=True))
         )  # fmt: skip
         return out
+
+
+def interface_wrench(target, poses, twists, period):
+    """(m, 6) the wrench ``[torque, force]`` the arm applies to the held target, at the
+    fixture's origin in its axes, at each of m rows ``period`` apart: the target's inverse
+    dynamics (:func:`~dqspace.multibody.inverse_dynamics` on its one-body model) with its
+    body acceleration from the twists by central differences (one-sided at the ends), then
+    carried to the fixture (``g_F = Ad^-T g_T``, power ``xi_T . g_T = xi_F . g_F``)."""
+    acc = np.gradient(twists, period, axis=0) if len(twists) > 1 else np.zeros_like(twists)
+    model = target.model
+    rows = zip(poses, twists, acc, strict=True)
+    g = np.array([inverse_dynamics(model, p, x, a) for p, x, a in rows])
+    return np.linalg.solve(adjoint_matrix(target.fixture).T, g.T).T
 
 
 def _holding(cfg, target, held, q, info):

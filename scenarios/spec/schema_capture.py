@@ -24,6 +24,8 @@ CAPTURE_METRICS = {
     "detumble_bound": ("s", "lower bound: |h_stack| drop over the most torque available"),
     "stack_momentum": ("N m s", "stack's angular momentum about its CoM after the grasp"),
     "max_available_torque": ("N m", "thrusters' and momentum devices' torque, upper bound"),
+    "interface_force_peak": ("N", "largest force the arm applies to the held target"),
+    "interface_torque_peak": ("N m", "largest torque on the held target, fixture origin"),
     "base_attitude_excursion": ("deg", "largest base attitude error after the grasp"),
     "capture_thruster_impulse": ("N s", "thrusters' impulse after the grasp"),
     "device_momentum_peak": ("N m s", "largest momentum the devices hold after the grasp"),

@@ -13,10 +13,16 @@ Short runs: the grasp at 1 s, at most 3 s simulated.
 import numpy as np
 import pytest
 
-from dqspace.dq import adjoint_matrix, dq_mul
-from dqspace.multibody import frame_pose, frame_twist, grasp_impact, momentum
+from dqspace.dq import adjoint_matrix, dq_mul, rotation_matrix_from_dq, translation_from_dq
+from dqspace.multibody import (
+    center_of_mass,
+    frame_pose,
+    frame_twist,
+    grasp_impact,
+    momentum,
+)
 from dqspace.scenarios import load_scenario, run
-from dqspace.scenarios.sim.capture import Capture, stack_momentum
+from dqspace.scenarios.sim.capture import Capture, interface_wrench, stack_momentum
 from dqspace.scenarios.spec.config import ScenarioError
 
 #: a short capture of a 50 kg target at 3 deg/s on the embedded servicer: the fixture at
@@ -183,6 +189,31 @@ def test_detumble_time_is_not_below_the_momentum_bound(short):
     for w in (rows["v"][late, :3], rows["target_twist"][late, :3]):
         rate = np.degrees(np.linalg.norm(w, axis=1))
         assert rate.max() < cap.cfg["capture"]["residual_rate_deg_s"]
+
+
+def test_the_interface_wrench_is_the_held_targets_momentum_rate(short):
+    # the wrench on the held target at the fixture (inverse dynamics of the target's model)
+    # against the rates of its linear momentum and of its angular momentum about its CoM
+    # (the library's momentum, differenced as the twists are), carried to inertial axes
+    cap, rows = short
+    after = rows.t >= cap.t_grasp - 1e-9
+    P, X = rows["target_pose"][after], rows["target_twist"][after]
+    g = interface_wrench(cap.target, P, X, cap.period)
+    tm = cap.target.model
+    c = np.array([center_of_mass(tm, p) for p in P])
+    p = np.array([momentum(tm, a, b).linear for a, b in zip(P, X, strict=True)])
+    h = np.array([momentum(tm, a, b, point=cc).angular for a, b, cc in zip(P, X, c, strict=True)])
+    F = np.array([dq_mul(a, cap.target.fixture) for a in P])
+    R = np.array([rotation_matrix_from_dq(f) for f in F])
+    r = np.array([translation_from_dq(f) for f in F])
+    f_I = np.einsum("kij,kj->ki", R, g[:, 3:])
+    t_I = np.einsum("kij,kj->ki", R, g[:, :3]) + np.cross(r - c, f_I)
+    inner = slice(1, -1)  # central differences on both sides
+    for got, want in ((f_I, np.gradient(p, cap.period, axis=0)),
+                      (t_I, np.gradient(h, cap.period, axis=0))):  # fmt: skip
+        peak = np.abs(want[inner]).max()
+        assert peak > 1e-2  # the hold works on the target: the comparison can fail
+        assert np.abs(got - want)[inner].max() <= 1e-4 * peak
 
 
 def test_a_second_servicer_and_target_run_and_keep_the_momentum():
