@@ -68,7 +68,10 @@ class ClosedLoop:
         # (:meth:`compile` waits for them)
         self._early = early = start(plant_kernels())
         try:
-            self.sy = sy = build_system(cfg, trajectory, initial_state)
+            if trajectory is None and initial_state is None:
+                self.sy = sy = build_system(cfg)
+            else:  # a capture's phase (scenarios.sim.capture)
+                self.sy = sy = build_system(cfg, trajectory=trajectory, start=initial_state)
             self.flight = flight_software(sy)
             self.plant = Plant(sy)
             self.reaction = AppliedReaction(
