@@ -3,8 +3,10 @@
 A closed-loop scenario (``scenario.kind = "closed_loop"``) runs the flight software's
 ticks and the plant between them (:mod:`dqspace.scenarios.sim.closed_loop`); an open-loop
 one (``"open_loop"``) the paper's dynamics check, a prescribed wrench on the base
-(:mod:`dqspace.scenarios.sim.open_loop`).  The runner owns what is common: the output,
-its size and lock, checkpoints, progress, signals, and how a run ends.
+(:mod:`dqspace.scenarios.sim.open_loop`); a capture (``"capture"``) two closed loops, before
+and after grasping a tumbling target (:mod:`dqspace.scenarios.sim.capture`).  The runner
+owns what is common: the output, its size and lock, checkpoints, progress, signals, and how
+a run ends.
 
 **Before simulating**, :func:`run` checks and locks ``out`` (:class:`OutputError`,
 :class:`OutputLocked`), and estimates the bytes the run will record (rows = duration x

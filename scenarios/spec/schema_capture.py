@@ -145,5 +145,10 @@ def capture_checks(cfg: dict, source: str) -> None:
             f"{source}: arm.payload_mass = {cfg['arm']['payload_mass']:g} kg: a capture "
             "scenario holds the [target] as the arm's payload after the grasp; set it to 0"
         )
+    if cfg["orbit"]["enabled"]:
+        raise ScenarioError(
+            f"{source}: orbit.enabled: a capture scenario propagates the target free of "
+            "orbital effects; set it to false"
+        )
     if cfg.get("extra_arm"):
         raise ScenarioError(f"{source}: [[extra_arm]]: a capture scenario has one arm")

@@ -249,6 +249,7 @@ def test_run_writes_the_capture_metrics_to_the_manifest():
         ("capture.restitution=0.5", "capture.restitution"),
         ("capture.standoff=[0.0,0.0]", "capture.standoff"),
         ("arm.payload_mass=2.0", "arm.payload_mass"),
+        ("orbit.enabled=true", "orbit.enabled"),
     ],
 )
 def test_bad_capture_keys_are_named(override, named):
