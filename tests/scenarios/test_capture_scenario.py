@@ -263,6 +263,11 @@ def test_a_missed_grasp_is_an_error_naming_the_tolerance():
         cap.simulate(_Rows(), lambda: None, _Bar())
 
 
+def test_a_fixture_out_of_reach_is_an_error_naming_the_target_keys():
+    with pytest.raises(ScenarioError, match=r"target\.xyz = \[5\.0.*not reachable"):
+        Capture(load_scenario("capture", [*SHORT, "target.xyz=[5.0,0.0,0.0]"]).config)
+
+
 def test_an_unknown_capture_key_is_named():
     with pytest.raises(ScenarioError, match="capture.tolerance"):
         load_scenario("capture", [*SHORT, "capture.tolerance=0.1"])
