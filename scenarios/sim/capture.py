@@ -279,6 +279,8 @@ class Capture:
         sy = self.phase2.sy
         c = self.cfg["capture"]
         after = res.t >= self.t_grasp - 1e-9
+        if not after.any():  # stopped at the grasp (interrupted): nothing to measure
+            return {}
         dist, angle = self.misalignment
         out = {
             "grasp_impulse_force": float(np.linalg.norm(imp.impulse[:3])),
