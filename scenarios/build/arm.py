@@ -419,6 +419,13 @@ def start_pose_keys(cfg) -> str:
     """The keys that set the start pose of the end-effector's trajectory, with their values
     (what an unreachable start pose's message names)."""
     tr = cfg["trajectory"]
+    if cfg["scenario"]["kind"] == "capture":  # the fixture with the stand-off at t = 0
+        t = cfg["target"]
+        return (
+            f"target.xyz = {list(t['xyz'])}, rpy_deg = {list(t['rpy_deg'])}, fixture_xyz = "
+            f"{list(t['fixture_xyz'])}, fixture_rpy_deg = {list(t['fixture_rpy_deg'])} and "
+            f"capture.standoff = {list(cfg['capture']['standoff'])}"
+        )
     if tr["type"] == "waypoints" and cfg["waypoint"]:
         w = cfg["waypoint"][0]
         return f"waypoint[0] (xyz = {list(w['xyz'])}, rpy_deg = {list(w['rpy_deg'])})"

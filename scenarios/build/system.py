@@ -82,8 +82,15 @@ class System:
 # ------------------------------------------------------------------ the system
 
 
-def build_system(cfg) -> System:
-    """Build the plant, actuators and controllers of a resolved closed-loop scenario."""
+def build_system(cfg, trajectory=None, start=None) -> System:
+    """Build the plant, actuators and controllers of a resolved closed-loop scenario.
+
+    For a capture (:mod:`dqspace.scenarios.sim.capture`), optionally: ``trajectory``, a pose
+    trajectory (``trajectory(t) -> PoseReference``, the end-effector's in the base frame)
+    used instead of the ``[trajectory]`` section's, the arm starting on its pose at t = 0;
+    ``start``, the plant's initial ``(q0, v0)`` (devices included) instead of the
+    scenario's: the arm's law is seeded with its joints (no IK search) and the base
+    reference is built from its base pose."""
     base = base_body(cfg)
     arm_model, info = arm(cfg, base)
     # [[extra_arm]]: mounted after the first arm; info then holds every arm's joints
@@ -161,7 +168,9 @@ def build_system(cfg) -> System:
         seed = joint_values(
             cfg["arm"]["initial_joints_deg"], first_info.prismatic, "initial_joints_deg"
         )
-    if info.n == 0:  # no arm (arm.model = "none"): no end-effector task, no arm law
+    if trajectory is not None and info.n:  # given by the caller
+        pass
+    elif info.n == 0:  # no arm (arm.model = "none"): no end-effector task, no arm law
         trajectory = ConstantPose(dq_identity())  # what the flight software samples
         joints0 = np.zeros(0)
     elif cfg["trajectory"]["type"] == "initial":
@@ -170,7 +179,9 @@ def build_system(cfg) -> System:
         trajectory = ConstantPose(frame_pose(controller_model, qa, info.ee_frame))
     else:
         trajectory = controllers.trajectory(cfg)
-    if info.n:
+    if start is not None:
+        joints0 = np.array(start[0][8 : 8 + info.n], dtype=float)
+    elif info.n:
         ik_model, ik_info = (first_model, first_info) if extras else (controller_model, info)
         joints0 = initial_joints(
             ik_model, trajectory(0.0).pose, seed, ik_info, where=start_pose_keys(cfg)
@@ -192,6 +203,8 @@ def build_system(cfg) -> System:
         q0, v0 = cm.with_state(q0, v0, gamma=gam0, wheel_speed="nominal")
     if wm is not None:
         q0, v0 = wm.with_state(q0, v0, wheel_speed=w_speed0)
+    if start is not None:
+        q0, v0 = _start_state(plant, *start)
     base_ref = controllers.base_reference(cfg, q0[:8].copy())
     description = {
         "plant": {"nq": plant.nq, "nv": plant.nv, "bodies": list(plant.body_names)},
@@ -262,6 +275,17 @@ def build_system(cfg) -> System:
         devices.true_thruster_matrix(cfg, thrusters),
         extras,
     )
+
+
+def _start_state(plant, q0, v0):
+    """``(q0, v0)`` as float arrays of the plant's sizes (ValueError otherwise)."""
+    q0, v0 = np.array(q0, dtype=float), np.array(v0, dtype=float)
+    if q0.shape != (plant.nq,) or v0.shape != (plant.nv,):
+        raise ValueError(
+            f"start: q0 and v0 must have shapes ({plant.nq},) and ({plant.nv},) (the plant's), "
+            f"got {q0.shape} and {v0.shape}"
+        )
+    return q0, v0
 
 
 def _vscmg_limits_described(cfg) -> dict[str, list[float]]:

@@ -49,18 +49,30 @@ def off_level(ts):
 
 class ClosedLoop:
     """The closed loop of a resolved scenario ``cfg`` (module docstring); the runner calls
-    :meth:`simulate` with a recorder of :attr:`spec`."""
+    :meth:`simulate` with a recorder of :attr:`spec`.
+
+    ``trajectory`` (optional): the end-effector's reference instead of the scenario's;
+    ``initial_state`` (optional): the plant's initial ``(q0, v0)`` instead of the
+    scenario's (devices included: gimbal angles and wheel speeds are coordinates of the
+    plant), the arm's law seeded with its joints, the navigation started from it and the
+    base reference (``base_reference.type = "hold"``) holding its base pose (both passed
+    to :func:`~dqspace.scenarios.build.system.build_system`).  The flight software's own
+    state (filters, integrators, held commands) starts afresh.  A capture
+    (:mod:`dqspace.scenarios.sim.capture`) runs its phase after the grasp so."""
 
     closed = True
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, *, trajectory=None, initial_state=None):
         self.cfg = cfg
         # on a cold kernel cache, the plant's kernels compile in other processes while the
         # system is built here and while the loop and the tick's stages compile
         # (:meth:`compile` waits for them)
         self._early = early = start(plant_kernels())
         try:
-            self.sy = sy = build_system(cfg)
+            if trajectory is None and initial_state is None:
+                self.sy = sy = build_system(cfg)
+            else:  # a capture's phase (scenarios.sim.capture)
+                self.sy = sy = build_system(cfg, trajectory=trajectory, start=initial_state)
             self.flight = flight_software(sy)
             self.plant = Plant(sy)
             self.reaction = AppliedReaction(

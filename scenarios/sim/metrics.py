@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 from ..spec.requirements import ARM_METRICS
 from ..spec.schema import SCHEMA
 from ..spec.schema_arms import ARM_METRIC_BASES
+from ..spec.schema_capture import CAPTURE_METRICS
 from .shortfall import allocation_shortfall, shortfall_words
 
 __all__ = [
@@ -94,9 +95,13 @@ def _arm_metric_base(name) -> str | None:
 class _Metrics(dict):
     """The table of :data:`METRICS`; an extra arm's metric ``ee_rms_<arm>``,
     ``ee_max_<arm>`` (``[[extra_arm]]``) is found in it too (``in``, ``[]``), with the unit
-    of ``ee_rms``, ``ee_max`` (iterating gives the standard metrics only)."""
+    of ``ee_rms``, ``ee_max``, and so is a capture's (``scenario.kind = "capture"``:
+    :data:`~dqspace.scenarios.spec.schema_capture.CAPTURE_METRICS`); iterating gives the
+    standard metrics only (what :func:`summarize` gives)."""
 
     def __missing__(self, name):
+        if isinstance(name, str) and name in CAPTURE_METRICS:
+            return CAPTURE_METRICS[name]
         base = _arm_metric_base(name)
         if base is None:
             raise KeyError(name)
@@ -104,7 +109,11 @@ class _Metrics(dict):
         return unit, f"arm {name[len(base) + 1 :]}: {doc}"
 
     def __contains__(self, name):
-        return dict.__contains__(self, name) or _arm_metric_base(name) is not None
+        return (
+            dict.__contains__(self, name)
+            or _arm_metric_base(name) is not None
+            or (isinstance(name, str) and name in CAPTURE_METRICS)
+        )
 
     def get(self, name, default=None):
         return self[name] if name in self else default

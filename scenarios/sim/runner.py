@@ -3,8 +3,10 @@
 A closed-loop scenario (``scenario.kind = "closed_loop"``) runs the flight software's
 ticks and the plant between them (:mod:`dqspace.scenarios.sim.closed_loop`); an open-loop
 one (``"open_loop"``) the paper's dynamics check, a prescribed wrench on the base
-(:mod:`dqspace.scenarios.sim.open_loop`).  The runner owns what is common: the output,
-its size and lock, checkpoints, progress, signals, and how a run ends.
+(:mod:`dqspace.scenarios.sim.open_loop`); a capture (``"capture"``) two closed loops, before
+and after grasping a tumbling target (:mod:`dqspace.scenarios.sim.capture`).  The runner
+owns what is common: the output, its size and lock, checkpoints, progress, signals, and how
+a run ends.
 
 **Before simulating**, :func:`run` checks and locks ``out`` (:class:`OutputError`,
 :class:`OutputLocked`), and estimates the bytes the run will record (rows = duration x
@@ -79,6 +81,7 @@ from ..store.results import (
     package_version,
 )
 from ..store.storage import MANIFEST, PARTIAL, format_bytes
+from .capture import Capture
 from .closed_loop import NO_THRUSTER, ClosedLoop
 from .metrics import METRICS, degradations, summarize
 from .open_loop import OpenLoop
@@ -407,7 +410,11 @@ def run(
         if out is not None:
             writer = stack.enter_context(ResultWriter(out, f"run of {cfg['scenario']['name']}"))
         try:
-            sim = OpenLoop(cfg) if cfg["scenario"]["kind"] == "open_loop" else ClosedLoop(cfg)
+            kind = cfg["scenario"]["kind"]
+            if kind == "capture":  # approach, grasp, detumble: two closed loops
+                sim = Capture(cfg)
+            else:
+                sim = OpenLoop(cfg) if kind == "open_loop" else ClosedLoop(cfg)
         except ScenarioError as exc:  # the system description: name the file
             src = getattr(scenario, "source", None)
             raise ScenarioError(f"{src}: {exc}" if src else str(exc)) from None
@@ -515,6 +522,8 @@ def _annotate(sim, res, t_wall):
     m["metrics"], m["metric_units"], m["degraded"], m["degradations"] = {}, {}, [], []
     if sim.closed and n:
         m["metrics"] = summarize(res)
+        if hasattr(sim, "metrics"):  # a capture's own (CAPTURE_METRICS, in METRICS)
+            m["metrics"].update(sim.metrics(res))
         m["metric_units"] = {k: METRICS[k][0] for k in m["metrics"] if k in METRICS}
         messages, events, table = degradations(res)
         dead = [e["t"] for e in m["events"] if e["event"] == NO_THRUSTER]

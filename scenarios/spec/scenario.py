@@ -34,6 +34,7 @@ from .physical import check_device_axes, plausibility_warnings
 from .requirements import ARM_METRICS
 from .schema import SCHEMA
 from .schema_arms import with_arm_requirements
+from .schema_capture import capture_checks
 
 __all__ = [
     "Scenario",
@@ -143,7 +144,7 @@ def load_scenario(name_or_path: str | os.PathLike, overrides: Sequence[str] = ()
     cfg = validate(doc, schema, source)
     _resolve_files(cfg, Path.cwd())  # paths given with --set: relative to the current folder
     cross_checks(cfg, source)
-    if cfg["scenario"]["kind"] == "closed_loop":  # an open-loop run has no system of its own
+    if cfg["scenario"]["kind"] != "open_loop":  # an open-loop run has no system of its own
         for note in plausibility_warnings(cfg, source):
             log.warning("%s", note)
     try:
@@ -563,13 +564,14 @@ def cross_checks(cfg: dict, source: str) -> None:
     formats, keys only an arm uses in a scenario without one (``arm.model = "none"``), base
     keys given with ``base.urdf``.
     """
-    if cfg["scenario"]["kind"] == "closed_loop":
+    if cfg["scenario"]["kind"] != "open_loop":  # closed_loop, capture
         _check_closed_loop_timing(cfg, source)
         _check_actuators(cfg, source)
         check_device_axes(cfg, source)  # nearly-unit VSCMG axes normalised, with a warning
         _check_armless(cfg, source)
         _check_urdf_base(cfg, source)
         _check_extra_arms(cfg, source)
+        capture_checks(cfg, source)  # scenario.kind = "capture": [target], [capture]
     else:
         _check_open_loop_timing(cfg, source)
         if cfg["orbit"]["enabled"]:

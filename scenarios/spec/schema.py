@@ -5,6 +5,7 @@ from .config import Field as F
 from .config import Section
 from .requirements import DEFAULT_REQUIREMENTS
 from .schema_arms import extra_arm_sections
+from .schema_capture import CAPTURE_METRICS, CAPTURE_SECTIONS
 from .schema_devices import DEVICE_SECTIONS
 
 __all__ = ["SCHEMA", "MIN_STEP"]
@@ -25,8 +26,9 @@ SCHEMA = {
             "kind": F(
                 "choice",
                 "closed_loop",
-                choices=("closed_loop", "open_loop"),
-                doc="closed_loop: controllers and actuators; open_loop: prescribed base wrench",
+                choices=("closed_loop", "open_loop", "capture"),
+                doc="closed_loop: controllers and actuators; open_loop: prescribed base wrench; "
+                "capture: a closed loop that grasps the [target] ([capture])",
             ),
             "duration": F("float", 20.0, "s", **_POS),
             "seed": F("int", 0, min=0, doc="root seed of every random draw (noise)"),
@@ -203,6 +205,7 @@ SCHEMA = {
         doc="arm.model = 'dh': one row per joint, base to tip",
     ),
     **DEVICE_SECTIONS,
+    **CAPTURE_SECTIONS,
     "base_controller": Section(
         {
             "law": F(
@@ -563,6 +566,7 @@ SCHEMA = {
                 "rw_limited_ticks",
                 "com_err_max",
                 "force_cmd_rms",
+                *CAPTURE_METRICS,  # a capture scenario's (scenario.kind = "capture")
             )
         },
         doc="the requirements a run's metrics are judged against "

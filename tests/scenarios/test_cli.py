@@ -77,7 +77,7 @@ def test_bad_scenario_files_give_one_line_naming_file_and_key(tmp_path, capsys, 
 
 def test_unknown_scenario_and_bad_override(capsys):
     assert main(["show", "no-such-scenario"]) == 2
-    assert "embedded: dynamics-check, station-keeping" in capsys.readouterr().err
+    assert "embedded: capture, dynamics-check, station-keeping" in capsys.readouterr().err
     assert main(["show", "station-keeping", "--set", "control.rate=-5"]) == 2
     assert "control.rate = -5.0 is out of range" in capsys.readouterr().err
 

@@ -379,7 +379,7 @@ def test_misspellings_in_overrides_get_a_suggestion(overrides, needle):
 
 def test_misspelt_embedded_names_get_a_suggestion():
     msg = _error("station-keepin", where="station-keepin")
-    assert "did you mean 'station-keeping'?" in msg and "embedded: dynamics-check" in msg
+    assert "did you mean 'station-keeping'?" in msg and "embedded: capture, dynamics-check" in msg
     msg = _error("dynamics-check.toml")
     assert "no such scenario file; did you mean 'dynamics-check'?" in msg
 

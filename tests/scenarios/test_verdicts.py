@@ -33,6 +33,7 @@ from dqspace.scenarios.sim.metrics import METRICS
 from dqspace.scenarios.spec.config import ScenarioError
 from dqspace.scenarios.spec.requirements import Requirement
 from dqspace.scenarios.spec.schema import SCHEMA
+from dqspace.scenarios.spec.schema_capture import CAPTURE_METRICS
 
 #: 0.2 s runs whose end-effector metrics are measured (from t = 0.1 s, metrics.transient)
 SHORT = ["scenario.duration=0.2", "metrics.transient=0.1"]
@@ -48,7 +49,8 @@ def _sets(items):
 
 
 def test_the_schema_holds_a_requirement_per_metric_and_the_defaults():
-    assert list(SCHEMA["requirements"].fields) == list(METRICS)
+    # the closed loop's metrics, then a capture's (scenario.kind = "capture")
+    assert list(SCHEMA["requirements"].fields) == [*METRICS, *CAPTURE_METRICS]
     cfg = load_scenario("station-keeping").config
     assert cfg["requirements"]["ee_max"] == {
         "op": "<=",
