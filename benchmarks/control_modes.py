@@ -55,13 +55,19 @@ def _fmt(x, f):
     return "-" if x is None or not np.isfinite(x) else f"{x * f:.3g}"
 
 
+def _finite(x):
+    """x, or None when it is not a finite number (strict JSON)."""
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
 def percentiles(values) -> dict:
-    """P50 and P99 of ``values`` with the P99's bounds at 95 % (None where unbounded)."""
+    """P50 and P99 of ``values`` with the P99's bounds at 95 % (None where unbounded or not
+    measured)."""
     v = np.asarray(values, dtype=float)
     b = percentile_bounds(v, 99.0)
     return {
-        "p50": float(np.nanmedian(v)),
-        "p99": float(b.estimate),
+        "p50": _finite(np.median(v[np.isfinite(v)])) if np.isfinite(v).any() else None,
+        "p99": _finite(b.estimate),
         "p99_lower": None if b.lower is None else float(b.lower),
         "p99_upper": None if b.upper is None else float(b.upper),
     }
@@ -83,9 +89,9 @@ def table(n, seed, workers, duration=20.0, modes=None) -> dict:
         sc = load_scenario(SCENARIO, [*sets, f"scenario.duration={duration:g}"])
         df = montecarlo(sc, n, seed=seed, workers=workers, progress=False)
         row = {m: percentiles(df[m]) for m in ERRORS}
-        row["impulse_p50"] = float(df["total_impulse"].median())
-        row["vscmg_effort_p50"] = float(df["vscmg_effort"].median())
-        row["failed"] = int((df["status"] != "complete").sum()) if "status" in df else 0
+        row["impulse_p50"] = _finite(df["total_impulse"].median())
+        row["vscmg_effort_p50"] = _finite(df["vscmg_effort"].median())
+        row["failed"] = int(df["error"].notna().sum())
         row["tick_s"] = compute_per_tick(sets, duration)
         out[label] = row
     return out
@@ -103,9 +109,10 @@ def markdown(rows: dict) -> str:
             p = r[m]
             lo, hi = _fmt(p["p99_lower"], f), _fmt(p["p99_upper"], f)
             cells.append(f"{_fmt(p['p50'], f)} / {_fmt(p['p99'], f)} [{lo}, {hi}]")
+        failed = f" ({r['failed']} runs failed)" if r["failed"] else ""
         lines.append(
-            f"| {label} | {' | '.join(cells)} | {r['impulse_p50']:.4g} | "
-            f"{r['vscmg_effort_p50']:.3g} | {r['tick_s'] * 1e6:.0f} |"
+            f"| {label}{failed} | {' | '.join(cells)} | {_fmt(r['impulse_p50'], 1.0)} | "
+            f"{_fmt(r['vscmg_effort_p50'], 1.0)} | {r['tick_s'] * 1e6:.0f} |"
         )
     return "\n".join(lines)
 
