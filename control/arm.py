@@ -341,9 +341,13 @@ class ArmController:
             posture is not None, self.posture_gain,
         )  # fmt: skip
 
-    def joint_reference(self, reference: PoseReference) -> tuple[JointReference, IKResult]:
+    def joint_reference(
+        self, reference: PoseReference, state: State | None = None
+    ) -> tuple[JointReference, IKResult]:
         """(JointReference, IKResult) for a task-space reference; advances ``seed``
-        (:func:`joint_reference_kernel`)."""
+        (:func:`joint_reference_kernel`).  ``state`` (the measured one) is not used by the
+        IK, which starts from its seed; a subclass resolving the task at the measured joints
+        reads it."""
         P, n = self.kernel_params(), self.law.n
         self.seed = np.array(self.seed, dtype=float)
         q_r, v_r, a_r = np.empty(n), np.empty(n), np.empty(n)
@@ -379,7 +383,7 @@ class ArmController:
         *,
         base_force: ArrayLike | None = None,
     ) -> ArmCommand:
-        jref, ik = self.joint_reference(reference)
+        jref, ik = self.joint_reference(reference, state)
         cmd = self.law(t, state, jref, base_force=base_force)
         return ArmCommand(
             tau=cmd.tau,

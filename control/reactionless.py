@@ -59,7 +59,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..dq.kernels import dq_mul, dq_to_transform, dv_frame_change
 from ..multibody import Model
 from ..multibody.kernels import body_motions, crba, poses, rnea
-from .arm import ArmCommand, ArmController, ArmLawParams, JointGains
+from .arm import ArmController, ArmLawParams, JointGains
 from .ik import (
     IK_CONVERGED,
     IK_STALLED,
@@ -441,11 +441,13 @@ class ReactionlessArmController(ArmController):
             self.band, self.max_damping, self.base == "held",
         )  # fmt: skip
 
-    def joint_reference(  # type: ignore[override]
-        self, reference: PoseReference, state: State
+    def joint_reference(
+        self, reference: PoseReference, state: State | None = None
     ) -> tuple[JointReference, IKResult]:
-        """(JointReference, IKResult) at the measured ``state`` for a task-space reference
-        (:func:`reactionless_reference_kernel`)."""
+        """(JointReference, IKResult) at the measured ``state`` (required) for a task-space
+        reference (:func:`reactionless_reference_kernel`)."""
+        if state is None:
+            raise ValueError("the reactionless law resolves the task at the measured state")
         P, n = self.kernel_params(), self.law.n
         q, v = self.law._state(state)
         self.seed = np.array(self.seed, dtype=float)
@@ -458,24 +460,4 @@ class ReactionlessArmController(ArmController):
         at_limit = (q_r <= P.lo + LIMIT_TOL) | (q_r >= P.hi - LIMIT_TOL)
         return JointReference(q_r, v_r, a_r), IKResult(
             q_r.copy(), IK_STATUSES[code], e, r, at_limit, J
-        )
-
-    def __call__(
-        self,
-        t: float,
-        state: State,
-        reference: PoseReference,
-        *,
-        base_force: ArrayLike | None = None,
-    ) -> ArmCommand:
-        jref, ik = self.joint_reference(reference, state)
-        cmd = self.law(t, state, jref, base_force=base_force)
-        return ArmCommand(
-            tau=cmd.tau,
-            acc=cmd.acc,
-            base_acc=cmd.base_acc,
-            joint_reference=jref,
-            joint_error=cmd.error,
-            task_error=self.task_error(state, reference),
-            ik=ik,
         )
