@@ -120,9 +120,21 @@ CAPTURE_SECTIONS = {
 
 
 def capture_checks(cfg: dict, source: str) -> None:
-    """A capture scenario's keys checked together (ScenarioError naming them); nothing for
-    another kind of scenario."""
+    """A capture scenario's keys checked together (ScenarioError naming them); another kind
+    of scenario that sets them is refused, naming them (they would be ignored)."""
     if cfg["scenario"]["kind"] != "capture":
+        given = [
+            f"{name}.{key}"
+            for name, section in CAPTURE_SECTIONS.items()
+            for key, field in section.fields.items()
+            if cfg[name][key] != field.default
+        ]
+        if given:
+            raise ScenarioError(
+                f"{source}: {', '.join(given)}: the [target] and [capture] keys are read by a "
+                f'capture scenario only (scenario.kind = "capture", this one is '
+                f"{cfg['scenario']['kind']!r})"
+            )
         return
     c, T = cfg["capture"], cfg["scenario"]["duration"]
     if not c["approach_duration"] <= c["grasp_time"] < T:

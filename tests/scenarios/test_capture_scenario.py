@@ -271,3 +271,9 @@ def test_a_fixture_out_of_reach_is_an_error_naming_the_target_keys():
 def test_an_unknown_capture_key_is_named():
     with pytest.raises(ScenarioError, match="capture.tolerance"):
         load_scenario("capture", [*SHORT, "capture.tolerance=0.1"])
+
+
+@pytest.mark.parametrize("override", ["target.mass=100", "capture.grasp_time=3"])
+def test_capture_keys_in_another_kind_of_scenario_are_refused_not_ignored(override):
+    with pytest.raises(ScenarioError, match=override.split("=")[0] + ".*capture scenario only"):
+        load_scenario("station-keeping", [override])
