@@ -279,6 +279,12 @@ SCHEMA = {
             ),
             "mpc_tolerance": F("float", 1.0e-4, **_POS, doc="mpc: OSQP eps_abs and eps_rel"),
             "mpc_max_iter": F("int", 200, min=1, doc="mpc: OSQP iteration cap"),
+            "mpc_preview": F(
+                "bool",
+                True,
+                doc="mpc: preview the arm's planned reaction over the horizon "
+                "(false: the reaction at the tick, held)",
+            ),
         }
     ),
     "arm_controller": Section(
