@@ -144,9 +144,14 @@ class MPCBaseController(BaseController):
         if self._preview is None:
             return d
         w = self.weights
-        now = np.asarray(self._preview(t), dtype=float)
-        rows = [np.asarray(self._preview(t + k * w.period), dtype=float) for k in range(w.horizon)]
-        return d + (np.array(rows) - now)
+        times = t + np.arange(w.horizon) * w.period
+        if isinstance(self._preview, ReactionPreview):  # one interpolation per column
+            rows = self._preview.at(times)
+        else:
+            rows = np.array([np.asarray(self._preview(tk), dtype=float) for tk in times])
+        if rows.shape != (w.horizon, 6):
+            raise ValueError(f"the preview must give (6,) values, got rows {rows.shape}")
+        return d + (rows - rows[0])
 
     # ---- state of the law
 
@@ -246,7 +251,12 @@ class ReactionPreview:
         self.times, self.values = times, values
 
     def __call__(self, t: float) -> NDArray[np.float64]:
-        return np.array([np.interp(t, self.times, self.values[:, j]) for j in range(6)])
+        return self.at(np.array([t]))[0]
+
+    def at(self, times: ArrayLike) -> NDArray[np.float64]:
+        """(len(times), 6) the values at ``times``."""
+        times = np.asarray(times, dtype=float)
+        return np.stack([np.interp(times, self.times, self.values[:, j]) for j in range(6)], 1)
 
 
 def nominal_reaction_table(
