@@ -26,7 +26,8 @@ G_FORCE = np.vstack([np.zeros((3, THRUSTERS.n)), THRUSTERS.H_f])
 TIGHT = dict(eps=1e-12, max_iter=400000, polish=True)
 #: a slewing base (twist and acceleration of the reference not zero) under a moving arm
 SLEW = [
-    'base_controller.law="mpc"', "scenario.duration=1.0", 'base_reference.type="slew"',
+    'base_controller.law="mpc"', "base_controller.mpc_preview=true", "scenario.duration=1.0",
+    'base_reference.type="slew"',
     "base_reference.rpy_deg=[3.0, -2.0, 4.0]", "base_reference.xyz=[0.02, 0.01, -0.01]",
     "base_reference.duration=0.8", "base_reference.start_time=0.1",
 ]  # fmt: skip
@@ -159,11 +160,13 @@ def test_the_law_previews_the_planned_change_and_without_a_preview_is_unchanged(
 
 
 def test_the_scenario_key_and_an_armless_system():
-    """``mpc_preview = false``: no preview (the law of before); an arm-less system: no
-    preview either (d = 0)."""
+    """``mpc_preview = false`` (the default): no preview (the law of before); an arm-less
+    system: no preview either (d = 0)."""
     off = build_system(
         load_scenario("station-keeping", [*SLEW, "base_controller.mpc_preview=false"]).config
     )
     assert off.base.preview is None
+    default = build_system(load_scenario("station-keeping", ['base_controller.law="mpc"']).config)
+    assert default.base.preview is None
     none = build_system(load_scenario("station-keeping", [*SLEW, 'arm.model="none"']).config)
     assert none.base.preview is None
