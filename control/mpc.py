@@ -19,7 +19,10 @@ dynamics) -- and solves the QP of :mod:`dqspace.control.mpc_qp` over the horizon
   geometry from the thruster set) and the momentum devices' torque, bounded per axis and
   in rate;
 * the arm's planned reaction ``d`` enters as a disturbance previewed over the horizon:
-  its value at the tick, held;
+  its value at the tick, held; or, with a ``preview`` (:class:`ReactionPreview`, the
+  nominal reaction ``d_nom(t)`` tabulated along the arm's planned motion by
+  :func:`nominal_reaction_table`), ``d_k = d(t) + d_nom(t + k T) - d_nom(t)``: the
+  measured reaction now plus its planned change;
 * cost: the log and twist errors, the thrusters' impulse (linear: forces are
   non-negative), the devices' effort, a terminal weight.
 
@@ -34,7 +37,9 @@ False and the linearisation refuses it.  See ``docs/control.md``.
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -49,7 +54,7 @@ from .pd import PDGains, State
 from .pose_error import PoseError, pose_error_kernel
 from .trajectories import PoseReference
 
-__all__ = ["MPCBaseController", "MPCWeights"]
+__all__ = ["MPCBaseController", "MPCWeights", "ReactionPreview", "nominal_reaction_table"]
 
 _NO_GAINS = PDGains(kp_rot=0.0, kd_rot=0.0, kp_trans=0.0, kd_trans=0.0)
 
@@ -73,6 +78,9 @@ class MPCBaseController(BaseController):
         in ``wrench`` mode); False: the thrusters give the force, the devices the torque
     inertia_tolerance : float, relative change of the base's inertia (Frobenius norm)
         that refreshes the prediction (0: every tick)
+    preview : callable ``t -> (6,)`` (generalized ``[torque, force]``, e.g. a
+        :class:`ReactionPreview`) or a ``(times, values)`` table, optional: the nominal
+        reaction whose change over the horizon is previewed (None: ``d`` held)
 
     Attributes
     ----------
@@ -92,6 +100,7 @@ class MPCBaseController(BaseController):
         *,
         torque_from_thrusters: bool = False,
         inertia_tolerance: float = 0.01,
+        preview: Callable | tuple | None = None,
     ) -> None:
         super().__init__(model, _NO_GAINS)
         weights = MPCWeights() if weights is None else weights
@@ -110,7 +119,39 @@ class MPCBaseController(BaseController):
         self.G = np.vstack([H_t if self.torque_from_thrusters else np.zeros_like(H_t), H_f])
         self.s_max = np.asarray(thrusters.sigma_max, float) * np.ones(thrusters.n)
         self._problem = None
+        self.preview = preview
         self.reset()
+
+    @property
+    def preview(self):
+        """The nominal reaction previewed over the horizon (None: the reaction held)."""
+        return self._preview
+
+    @preview.setter
+    def preview(self, value) -> None:
+        if value is not None and not callable(value):
+            try:
+                value = ReactionPreview(*value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"preview must be a callable t -> (6,) or a (times, values) table: {exc}"
+                ) from None
+        self._preview = value
+
+    def disturbance(self, t: float, d: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The disturbance over the horizon: ``d`` (6,) held without a preview, else
+        (N, 6) rows ``d + d_nom(t + k T) - d_nom(t)``, ``k = 0 .. N-1``."""
+        if self._preview is None:
+            return d
+        w = self.weights
+        times = t + np.arange(w.horizon) * w.period
+        if isinstance(self._preview, ReactionPreview):  # one interpolation per column
+            rows = self._preview.at(times)
+        else:
+            rows = np.array([np.asarray(self._preview(tk), dtype=float) for tk in times])
+        if rows.shape != (w.horizon, 6):
+            raise ValueError(f"the preview must give (6,) values, got rows {rows.shape}")
+        return d + (rows - rows[0])
 
     # ---- state of the law
 
@@ -175,6 +216,8 @@ class MPCBaseController(BaseController):
         t0 = time.perf_counter()
         qp = self.problem(q)
         d = np.r_[ff[3:], ff[:3]]  # generalized [torque, force]
+        if arm_acc is not None:
+            d = self.disturbance(t, d)
         s, tau, x = qp.solve(np.r_[e_log, e_twist], d, self._tau_prev)
         self.solve_times.append(time.perf_counter() - t0)
         self.statuses[qp.last_status] = self.statuses.get(qp.last_status, 0) + 1
@@ -187,3 +230,60 @@ class MPCBaseController(BaseController):
         wrench = np.r_[g[3:], g[:3] + tau0]
         err = PoseError(dq=e, log=e_log, twist=e_twist)
         return BaseCommand(wrench=wrench, feedback=wrench - ff, feedforward=ff, error=err)
+
+
+class ReactionPreview:
+    """The nominal reaction ``d_nom(t)`` (6,) on a time grid, interpolated linearly,
+    held before the first and after the last time.
+
+    Parameters
+    ----------
+    times : (n,) strictly increasing [s]
+    values : (n, 6) generalized ``[torque, force]`` [N m, N]
+    """
+
+    def __init__(self, times: ArrayLike, values: ArrayLike) -> None:
+        times, values = np.asarray(times, dtype=float), np.asarray(values, dtype=float)
+        if times.ndim != 1 or times.size < 1 or np.any(np.diff(times) <= 0.0):
+            raise ValueError("times must be a non-empty, strictly increasing (n,) array")
+        if values.shape != (times.size, 6) or not np.all(np.isfinite(values)):
+            raise ValueError(f"values must be a finite ({times.size}, 6) array")
+        self.times, self.values = times, values
+
+    def __call__(self, t: float) -> NDArray[np.float64]:
+        return self.at(np.array([t]))[0]
+
+    def at(self, times: ArrayLike) -> NDArray[np.float64]:
+        """(len(times), 6) the values at ``times``."""
+        times = np.asarray(times, dtype=float)
+        return np.stack([np.interp(times, self.times, self.values[:, j]) for j in range(6)], 1)
+
+
+def nominal_reaction_table(
+    base: MPCBaseController, arm, trajectory, base_reference, duration: float
+) -> ReactionPreview:
+    """The arm's planned reaction along its task, ``d_nom`` on a grid of the MPC period
+    over ``[0, duration + horizon * period]``: the arm's joint references from its own IK
+    (``arm.joint_reference(trajectory(t), state)``, on a COPY of ``arm``: its seed is left
+    as it is), the base on its reference (``base_reference(t)`` or a fixed
+    :class:`~dqspace.control.trajectories.PoseReference`: its pose, twist and
+    acceleration), through :meth:`MPCBaseController.reference_force` (the law's reaction
+    at a zero pose error).  Returns a :class:`ReactionPreview` of ``[torque, force]``."""
+    w = base.weights
+    arm = copy.deepcopy(arm)
+    times = np.arange(int(np.ceil(duration / w.period)) + w.horizon + 1) * w.period
+    e = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])  # no pose error
+    q = base.model.neutral_configuration()
+    v = np.zeros(base.model.nv)
+    n = np.asarray(arm.seed).size  # the arm's joints first (a model with devices: more)
+    q[8 : 8 + n] = arm.seed
+    a = np.zeros(base.model.nv - 6)
+    values = np.empty((times.size, 6))
+    for i, t in enumerate(times):
+        ref = base_reference(t) if callable(base_reference) else base_reference
+        q[:8], v[:6] = ref.pose, ref.twist
+        jref, _ = arm.joint_reference(trajectory(t), State(q.copy(), v.copy()))
+        q[8 : 8 + n], v[6 : 6 + n], a[:n] = jref.q, jref.v, jref.a
+        ff = base.reference_force(q, v, e, ref.acc, a)
+        values[i] = np.r_[ff[3:], ff[:3]]
+    return ReactionPreview(times, values)

@@ -25,7 +25,7 @@ from ...control import (
     waypoints,
 )
 from ...control.flight.python_stage import code_location
-from ...control.mpc import MPCBaseController, MPCWeights
+from ...control.mpc import MPCBaseController, MPCWeights, nominal_reaction_table
 from ...control.multi_arm import MultiArmController
 from ...control.reactionless import ReactionlessArmController
 from ...dq import dq_from_quat_translation, dq_from_rpy_deg, dq_mul, quat_from_rpy_deg
@@ -236,6 +236,21 @@ def mpc_controller(cfg, model):
     return MPCBaseController(
         model, ts, weights, torque_from_thrusters=cfg["thrusters"]["mode"] == "wrench"
     )
+
+
+def mpc_preview(cfg, base_ctrl, arm_ctrl, trajectory, base_ref) -> None:
+    """With ``base_controller.law = "mpc"`` and ``mpc_preview`` (and an arm, a single
+    one), give the law the arm's planned reaction along its task
+    (:func:`~dqspace.control.mpc.nominal_reaction_table`, on a copy of ``arm_ctrl``)."""
+    bc = cfg["base_controller"]
+    if not (isinstance(base_ctrl, MPCBaseController) and bc["mpc_preview"]):
+        return
+    # no arm, several ([[extra_arm]]: refused with the mpc law when the flight software is
+    # built), or a law without an IK: the reaction held
+    if isinstance(arm_ctrl, MultiArmController) or not hasattr(arm_ctrl, "joint_reference"):
+        return
+    duration = cfg["scenario"]["duration"]
+    base_ctrl.preview = nominal_reaction_table(base_ctrl, arm_ctrl, trajectory, base_ref, duration)
 
 
 def arm_controller(cfg, model, info: ArmInfo, joints0):

@@ -206,6 +206,7 @@ def build_system(cfg, trajectory=None, start=None) -> System:
     if start is not None:
         q0, v0 = _start_state(plant, *start)
     base_ref = controllers.base_reference(cfg, q0[:8].copy())
+    controllers.mpc_preview(cfg, base_ctrl, arm_ctrl, trajectory, base_ref)
     description = {
         "plant": {"nq": plant.nq, "nv": plant.nv, "bodies": list(plant.body_names)},
         "arm": {

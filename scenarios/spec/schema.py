@@ -279,6 +279,12 @@ SCHEMA = {
             ),
             "mpc_tolerance": F("float", 1.0e-4, **_POS, doc="mpc: OSQP eps_abs and eps_rel"),
             "mpc_max_iter": F("int", 200, min=1, doc="mpc: OSQP iteration cap"),
+            "mpc_preview": F(
+                "bool",
+                False,
+                doc="mpc: preview the arm's planned reaction over the horizon "
+                "(false: the reaction at the tick, held)",
+            ),
         }
     ),
     "arm_controller": Section(
@@ -514,7 +520,7 @@ SCHEMA = {
     ),
     "outputs": Section(
         {
-            "plots": F("bool", True),
+            "plots": F("bool", False),
             "formats": F("str", "png,pdf", doc="comma-separated: png, pdf"),
             "csv": F("bool", False),
             "checkpoint_every": F("float", 1.0, "s", **_POS, doc="simulated time between saves"),
