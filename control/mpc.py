@@ -123,8 +123,9 @@ class MPCBaseController(BaseController):
         self.reset()
 
     @property
-    def preview(self):
-        """The nominal reaction previewed over the horizon (None: the reaction held)."""
+    def preview(self) -> Callable | None:
+        """The nominal reaction previewed over the horizon, ``t -> (6,)`` (a
+        :class:`ReactionPreview` or the user's callable; None: the reaction held)."""
         return self._preview
 
     @preview.setter

@@ -520,7 +520,7 @@ SCHEMA = {
     ),
     "outputs": Section(
         {
-            "plots": F("bool", False),
+            "plots": F("bool", True),
             "formats": F("str", "png,pdf", doc="comma-separated: png, pdf"),
             "csv": F("bool", False),
             "checkpoint_every": F("float", 1.0, "s", **_POS, doc="simulated time between saves"),
