@@ -378,6 +378,7 @@ def _covariance(P, name):
     P = np.array(P, dtype=float)
     if P.shape != (6, 6) or not np.all(np.isfinite(P)) or not np.allclose(P, P.T):
         raise ValueError(f"{name} must be a finite symmetric (6, 6) matrix")
-    if np.linalg.eigvalsh(P).min() < 0.0:
+    eig = np.linalg.eigvalsh(P)
+    if eig.min() < -1e-12 * max(eig.max(), 0.0):  # semi-definite to rounding
         raise ValueError(f"{name} must be positive semi-definite")
     return np.ascontiguousarray(P)

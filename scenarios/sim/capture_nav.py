@@ -117,7 +117,7 @@ def navigation_metrics(target, est, motion, period, window_start) -> dict:
     return {
         "target_nav_pos_err_at_grasp": float(e[-1, 0]),
         "target_nav_att_err_at_grasp": float(np.degrees(e[-1, 1])),
-        "target_nav_rate_err_at_grasp": float(np.degrees(e[-1, 2])),
+        "target_nav_rate_err_at_grasp": float(e[-1, 2]),
         "target_nav_vel_err_at_grasp": float(e[-1, 3]),
         "target_nav_pos_err_rms": float(np.sqrt(np.mean(sync[:, 0] ** 2))),
         "target_nav_att_err_rms": float(np.degrees(np.sqrt(np.mean(sync[:, 1] ** 2)))),

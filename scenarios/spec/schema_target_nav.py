@@ -14,7 +14,7 @@ _NON_NEG = dict(min=0.0)
 TARGET_NAV_METRICS = {
     "target_nav_pos_err_at_grasp": ("m", "estimated fixture's position error at the grasp"),
     "target_nav_att_err_at_grasp": ("deg", "estimated target's attitude error at the grasp"),
-    "target_nav_rate_err_at_grasp": ("deg/s", "estimated target's rate error at the grasp"),
+    "target_nav_rate_err_at_grasp": ("rad/s", "estimated target's rate error at the grasp"),
     "target_nav_vel_err_at_grasp": ("m/s", "estimated fixture's velocity error at the grasp"),
     "target_nav_pos_err_rms": ("m", "fixture's position error, rms while synchronised"),
     "target_nav_att_err_rms": ("deg", "target's attitude error, rms while synchronised"),
