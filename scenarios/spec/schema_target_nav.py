@@ -43,16 +43,16 @@ TARGET_NAV_SECTIONS = {
             ),
             "attitude_noise_deg": F("float", 0.2, "deg", **_NON_NEG, doc="1 sigma per target axis"),
             "initial_position_error": F(
-                "float", 0.01, "m", **_NON_NEG, doc="1 sigma per axis, the target's CoM"
+                "float", 3e-3, "m", **_NON_NEG, doc="1 sigma per axis, the target's CoM"
             ),
             "initial_velocity_error": F(
-                "float", 2e-3, "m/s", **_NON_NEG, doc="1 sigma per axis, the target's CoM"
+                "float", 1e-3, "m/s", **_NON_NEG, doc="1 sigma per axis, the target's CoM"
             ),
             "initial_attitude_error_deg": F(
-                "float", 1.0, "deg", **_NON_NEG, doc="1 sigma per axis"
+                "float", 0.3, "deg", **_NON_NEG, doc="1 sigma per axis"
             ),
             "initial_rate_error_deg_s": F(
-                "float", 0.05, "deg/s", **_NON_NEG, doc="1 sigma per axis"
+                "float", 0.02, "deg/s", **_NON_NEG, doc="1 sigma per axis"
             ),
             "angular_accel_psd": F(
                 "float",
