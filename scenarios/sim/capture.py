@@ -57,7 +57,12 @@ from ...multibody import (
 )
 from ..spec.config import ScenarioError
 from ..spec.schema_capture import CAPTURE_METRICS
-from .capture_nav import navigation_metrics, target_estimate
+from .capture_nav import (
+    navigation_metrics,
+    navigation_recorder,
+    navigation_series,
+    target_estimate,
+)
 from .closed_loop import ClosedLoop
 
 __all__ = ["Capture", "FixtureTrack", "target_of", "CAPTURE_METRICS"]
@@ -216,6 +221,7 @@ class Capture:
         self.spec["target_twist"] = (
             (6,), "rad/s, m/s", ("wx", "wy", "wz", "vx", "vy", "vz"), "target's body twist",
         )  # fmt: skip
+        self.spec.update(navigation_series(self.nav))  # the estimate's errors, if any
         self.impact = self.before = self.misalignment = None
         self.held = None  # pose of the target's frame in the end-effector's, after the grasp
 
@@ -248,6 +254,7 @@ class Capture:
         return poses, twists
 
     def simulate(self, rec, checkpoint, bar):
+        rec = navigation_recorder(rec, self.nav, self.period)  # + the estimate's errors
         p1, c = self.phase1, self.cfg["capture"]
         p1.simulate(_Phase(rec, 0.0, self.t_grasp, self._free_target), checkpoint, bar)
         q, v = p1.q.copy(), p1.v.copy()
@@ -326,8 +333,7 @@ class Capture:
             max(np.linalg.norm(device_momentum(sy, qk, vk)) for qk, vk in
                 zip(res["q"][after], res["v"][after], strict=True))
         )  # fmt: skip
-        out.update(navigation_metrics(self.target, self.nav, self.motion, self.period,
-                                      c["approach_duration"]))  # fmt: skip
+        out.update(navigation_metrics(self.nav, self.period, c["approach_duration"]))
         return out
 
 

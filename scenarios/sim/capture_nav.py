@@ -37,7 +37,15 @@ from ...dq import (
 )
 from ..spec.schema_target_nav import TARGET_NAV_METRICS
 
-__all__ = ["TargetEstimate", "target_estimate", "navigation_metrics", "estimate_errors"]
+__all__ = [
+    "TargetEstimate",
+    "target_estimate",
+    "estimate_errors",
+    "navigation_metrics",
+    "navigation_series",
+    "navigation_recorder",
+    "NAV_SERIES",
+]
 
 #: first element of the spawn key of this section's generators
 SPAWN_KEY = 17
@@ -45,16 +53,29 @@ SPAWN_KEY = 17
 #: over 10 ms one step's error is ~1e-16 relative)
 FILTER_SUBSTEPS = 1
 
+#: the series a navigating capture records (its spec entry: shape, unit, labels, doc)
+NAV_SERIES = {
+    "target_nav_error": (
+        (4,),
+        "m, rad, rad/s, m/s",
+        ("position", "attitude", "rate", "velocity"),
+        "the target's estimate's errors: fixture position, attitude angle, body rate, fixture "
+        "velocity (NaN after the grasp)",
+    )
+}
+
 
 @dataclass(frozen=True)
 class TargetEstimate:
     """The estimate of the target's motion at the ticks ``k period`` up to the grasp:
-    ``q`` (N, 8) poses and ``v`` (N, 6) body twists (a trajectory's names), ``filters`` the
-    filter at each tick (:class:`~dqspace.control.target_navigation.
-    TargetNavigationFilter`, its covariances), ``sensor`` the pose sensor."""
+    ``q`` (N, 8) poses and ``v`` (N, 6) body twists (a trajectory's names), ``errors``
+    (N, 4) their errors (:func:`estimate_errors`), ``filters`` the filter at each tick
+    (:class:`~dqspace.control.target_navigation.TargetNavigationFilter`, its
+    covariances), ``sensor`` the pose sensor."""
 
     q: np.ndarray
     v: np.ndarray
+    errors: np.ndarray
     filters: list
     sensor: TargetPoseSensor
 
@@ -82,7 +103,8 @@ def target_estimate(cfg, target, motion, period) -> TargetEstimate | None:
         angular_accel_psd=n["angular_accel_psd"], accel_psd=n["accel_psd"],
     )  # fmt: skip
     P, X, filters = estimate_motion(nav, sensor, motion.q, period, FILTER_SUBSTEPS)
-    return TargetEstimate(P, X, filters, sensor)
+    errors = estimate_errors(target, P, X, motion.q, motion.v)
+    return TargetEstimate(P, X, errors, filters, sensor)
 
 
 def estimate_errors(target, poses_est, twists_est, poses, twists) -> np.ndarray:
@@ -105,14 +127,13 @@ def estimate_errors(target, poses_est, twists_est, poses, twists) -> np.ndarray:
     return out
 
 
-def navigation_metrics(target, est, motion, period, window_start) -> dict:
-    """The metrics of ``TARGET_NAV_METRICS``: the estimate's errors at the grasp (the last
-    tick of ``motion``) and their rms over the ticks from ``window_start`` [s] (the end of
-    the approach: synchronised) to the grasp; all zero with perfect knowledge (``est``
-    None)."""
+def navigation_metrics(est, period, window_start) -> dict:
+    """The metrics of ``TARGET_NAV_METRICS``: the estimate's errors at the grasp (its last
+    tick) and their rms over the ticks from ``window_start`` [s] (the end of the approach:
+    synchronised) to the grasp; all zero with perfect knowledge (``est`` None)."""
     if est is None:
         return dict.fromkeys(TARGET_NAV_METRICS, 0.0)
-    e = estimate_errors(target, est.q, est.v, motion.q, motion.v)
+    e = est.errors
     sync = e[np.arange(len(e)) * period >= window_start - 1e-9]
     return {
         "target_nav_pos_err_at_grasp": float(e[-1, 0]),
@@ -122,3 +143,29 @@ def navigation_metrics(target, est, motion, period, window_start) -> dict:
         "target_nav_pos_err_rms": float(np.sqrt(np.mean(sync[:, 0] ** 2))),
         "target_nav_att_err_rms": float(np.degrees(np.sqrt(np.mean(sync[:, 1] ** 2)))),
     }
+
+
+def navigation_series(est) -> dict:
+    """The spec entries a capture adds for its estimate (:data:`NAV_SERIES`; none with
+    perfect knowledge, so such a run records what it did before the section)."""
+    return {} if est is None else dict(NAV_SERIES)
+
+
+class _NavigationRows:
+    """A recorder passing rows on to ``rec`` with the estimate's errors added (the row of
+    the tick ``round(t / period)``, NaN past the grasp)."""
+
+    def __init__(self, rec, errors, period):
+        self.rec, self.manifest, self.errors, self.period = rec, rec.manifest, errors, period
+
+    def add_rows(self, m, **blocks):
+        k = np.round(np.asarray(blocks["t"][:m]) / self.period).astype(int)
+        e = np.full((m, 4), np.nan)
+        inside = k < len(self.errors)
+        e[inside] = self.errors[k[inside]]
+        self.rec.add_rows(m, **blocks, target_nav_error=e)
+
+
+def navigation_recorder(rec, est, period):
+    """``rec``, recording :data:`NAV_SERIES` too when the capture navigates (``est``)."""
+    return rec if est is None else _NavigationRows(rec, est.errors, period)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_capture_scenario import SHORT, _simulate
 
-from dqspace.dq import dq_mul
+from dqspace.dq import dq_mul, translation_from_dq
 from dqspace.multibody import grasp_misalignment
 from dqspace.scenarios import load_scenario
 from dqspace.scenarios.sim.capture import Capture
@@ -59,6 +59,22 @@ def test_the_approach_tracks_the_estimate_and_the_grasp_shows_its_error(navigate
     q = cap.before[0]
     on_truth, _ = grasp_misalignment(sy.plant, q, cap.target, cap.motion.q[-1], frame=ee)
     assert on_truth == out["grasp_distance"] > 1e-4
+
+
+def test_the_recorded_errors_are_the_estimates_against_the_recorded_target(navigated):
+    cap, rows = navigated
+    before = rows.t <= cap.t_grasp + 1e-9  # through the grasp's row
+    e = rows["target_nav_error"]
+    assert np.all(np.isnan(e[~before])) and not np.any(np.isnan(e[before]))
+    fixture = cap.target.fixture
+    true_F = [dq_mul(p, fixture) for p in rows["target_pose"][before]]
+    est_F = [dq_mul(p, fixture) for p in cap.nav.q]
+    d = [np.linalg.norm(translation_from_dq(a) - translation_from_dq(b))
+         for a, b in zip(est_F, true_F, strict=True)]  # fmt: skip
+    assert np.max(d) > 1e-4
+    assert np.allclose(e[before, 0], d, rtol=0.0, atol=1e-12)
+    out = cap.metrics(rows)
+    assert out["target_nav_pos_err_at_grasp"] == e[before, 0][-1]
 
 
 def test_the_estimate_at_the_grasp_beats_one_sample_of_the_sensor(navigated):
