@@ -135,3 +135,26 @@ def test_bad_navigation_keys_are_named(override, named):
 def test_navigation_keys_in_another_kind_of_scenario_are_refused():
     with pytest.raises(ScenarioError, match="target_navigation.rate.*capture scenario only"):
         load_scenario("station-keeping", ["target_navigation.rate=5.0"])
+
+
+def test_a_noise_free_sensor_from_a_true_start_reproduces_perfect_knowledge():
+    # the filter's model is exact (torque-free, the inertia known): with no noise and no
+    # initial error its estimate is the true motion to rounding, and so is the whole run
+    exact = [
+        "target_navigation.position_noise=0.0",
+        "target_navigation.attitude_noise_deg=0.0",
+        "target_navigation.initial_position_error=0.0",
+        "target_navigation.initial_velocity_error=0.0",
+        "target_navigation.initial_attitude_error_deg=0.0",
+        "target_navigation.initial_rate_error_deg_s=0.0",
+        "scenario.duration=1.2",
+    ]
+    cap0, rows0 = _simulate([*SHORT, "scenario.duration=1.2"])  # enabled = false
+    cap1, rows1 = _simulate([*SHORT, "target_navigation.enabled=true", *exact])
+    assert cap0.nav is None and cap1.nav is not None
+    assert np.abs(cap1.nav.q - cap0.motion.q).max() < 1e-12
+    assert np.abs(cap1.nav.v - cap0.motion.v).max() < 1e-12
+    assert np.abs(rows1["q"] - rows0["q"]).max() < 1e-9
+    m0, m1 = cap0.metrics(rows0), cap1.metrics(rows1)
+    assert m1["grasp_distance"] == pytest.approx(m0["grasp_distance"], rel=0.0, abs=1e-9)
+    assert m1["target_nav_pos_err_at_grasp"] < 1e-12
