@@ -4,9 +4,10 @@ The run has two phases, each an ordinary :class:`~dqspace.scenarios.sim.closed_l
 ClosedLoop` of the servicer:
 
 1. **Approach and synchronisation** (``0 <= t < capture.grasp_time``).  The target's motion
-   is torque-free and known (perfect knowledge of the target: no relative-navigation
-   filter), so it is propagated before the run (:func:`~dqspace.multibody.free_motion`);
-   the end-effector's reference (:class:`FixtureTrack`) is the grapple fixture's pose
+   is torque-free, so it is propagated before the run (:func:`~dqspace.multibody.free_motion`),
+   and so is its estimate by the relative navigation (``[target_navigation]``,
+   :mod:`~dqspace.scenarios.sim.capture_nav`; disabled: perfect knowledge, the true motion);
+   the end-effector's reference (:class:`FixtureTrack`, from the estimate) is the fixture's pose
    offset by a stand-off that shrinks to zero over ``capture.approach_duration`` (quintic),
    then the fixture itself: the end-effector's twist is synchronised with the fixture's.
 2. **Grasp.**  At ``grasp_time`` the plant's state and the target's are handed to
@@ -56,6 +57,12 @@ from ...multibody import (
 )
 from ..spec.config import ScenarioError
 from ..spec.schema_capture import CAPTURE_METRICS
+from .capture_nav import (
+    navigation_metrics,
+    navigation_recorder,
+    navigation_series,
+    target_estimate,
+)
 from .closed_loop import ClosedLoop
 
 __all__ = ["Capture", "FixtureTrack", "target_of", "CAPTURE_METRICS"]
@@ -199,8 +206,11 @@ class Capture:
             n_steps=n * TARGET_SUBSTEPS, record_every=TARGET_SUBSTEPS,
         )  # fmt: skip
         self.motion = motion  # the target's poses and twists at the ticks up to the grasp
+        #: their estimate ([target_navigation]; None: perfect knowledge), what the arm tracks
+        self.nav = target_estimate(cfg, self.target, motion, self.period)
+        known = motion if self.nav is None else self.nav
         self.track = FixtureTrack(
-            self.target, motion.q, motion.v, self.period, c["standoff"], c["approach_duration"]
+            self.target, known.q, known.v, self.period, c["standoff"], c["approach_duration"]
         )
         cfg1 = copy.deepcopy(cfg)
         cfg1["scenario"]["duration"] = self.t_grasp
@@ -211,6 +221,7 @@ class Capture:
         self.spec["target_twist"] = (
             (6,), "rad/s, m/s", ("wx", "wy", "wz", "vx", "vy", "vz"), "target's body twist",
         )  # fmt: skip
+        self.spec.update(navigation_series(self.nav))  # the estimate's errors, if any
         self.impact = self.before = self.misalignment = None
         self.held = None  # pose of the target's frame in the end-effector's, after the grasp
 
@@ -243,6 +254,7 @@ class Capture:
         return poses, twists
 
     def simulate(self, rec, checkpoint, bar):
+        rec = navigation_recorder(rec, self.nav, self.period)  # + the estimate's errors
         p1, c = self.phase1, self.cfg["capture"]
         p1.simulate(_Phase(rec, 0.0, self.t_grasp, self._free_target), checkpoint, bar)
         q, v = p1.q.copy(), p1.v.copy()
@@ -321,6 +333,7 @@ class Capture:
             max(np.linalg.norm(device_momentum(sy, qk, vk)) for qk, vk in
                 zip(res["q"][after], res["v"][after], strict=True))
         )  # fmt: skip
+        out.update(navigation_metrics(self.nav, self.period, c["approach_duration"]))
         return out
 
 

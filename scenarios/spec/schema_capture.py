@@ -4,6 +4,7 @@
 
 from .config import Field as F
 from .config import ScenarioError, Section
+from .schema_target_nav import TARGET_NAV_METRICS, TARGET_NAV_SECTIONS, target_nav_checks
 
 __all__ = ["CAPTURE_SECTIONS", "CAPTURE_METRICS", "capture_checks"]
 
@@ -29,6 +30,7 @@ CAPTURE_METRICS = {
     "base_attitude_excursion": ("deg", "largest base attitude error after the grasp"),
     "capture_thruster_impulse": ("N s", "thrusters' impulse after the grasp"),
     "device_momentum_peak": ("N m s", "largest momentum the devices hold after the grasp"),
+    **TARGET_NAV_METRICS,  # the target's relative navigation ([target_navigation])
 }
 
 
@@ -116,6 +118,7 @@ CAPTURE_SECTIONS = {
         },
         doc="scenario.kind = 'capture': the timeline and the grasp",
     ),
+    **TARGET_NAV_SECTIONS,
 }
 
 
@@ -164,3 +167,4 @@ def capture_checks(cfg: dict, source: str) -> None:
         )
     if cfg.get("extra_arm"):
         raise ScenarioError(f"{source}: [[extra_arm]]: a capture scenario has one arm")
+    target_nav_checks(cfg, source)

@@ -38,6 +38,7 @@ SHORT = [
     "target.fixture_xyz=[0.0,0.0,-0.3]",
     "target.xyz=[0.5,0.0,2.05]",
     "target.rate_deg_s=[1.5,2.0,1.5]",
+    "target_navigation.enabled=false",  # perfect knowledge (test_capture_navigation.py: on)
     "outputs.plots=false",
 ]
 
