@@ -37,6 +37,7 @@ from ..sim.capture import interface_wrench
 from .common import (
     arm_gains_text,
     base_gains_text,
+    capture_hold_text,
     component_style,
     finish_figure,
     limit_line,
@@ -89,10 +90,9 @@ def _series(res, name, width):
 
 def _phases_text(res):
     """The settings of both phases: the approach's arm law, the hold's, the base law."""
-    hold = scenario_section(res, "capture").get("hold_omega_n")
-    after = f"after the grasp: arm hold omega_n {format_number(hold)} rad/s" if hold else ""
     before = arm_gains_text(res)
-    return [f"before the grasp: {before}" if before else "", after, base_gains_text(res)]
+    before = f"before the grasp: {before}" if before else ""
+    return [before, capture_hold_text(res), base_gains_text(res)]
 
 
 def _title_line(res, what):

@@ -8,6 +8,7 @@ import numpy as np
 from .common import (
     XYZ,
     arm_gains_text,
+    capture_hold_text,
     component_style,
     display_series,
     finish_figure,
@@ -17,7 +18,6 @@ from .common import (
     run_metrics,
     scenario_config,
     scenario_section,
-    settings_text,
     transient,
 )
 from .units import format_number, format_quantity
@@ -33,13 +33,6 @@ def _task_start(res, arm=None):
     return float(scenario_section(res, "trajectory").get("start_time", 0.0))
 
 
-def _capture_hold(res):
-    """A capture's arm law after the grasp (its gains are ``capture.hold_omega_n``)."""
-    if (scenario_config(res).get("scenario") or {}).get("kind") != "capture":
-        return ""
-    return settings_text(res, "capture", ("hold_omega_n",), prefix="after the grasp: arm")
-
-
 def plot_tracking(res, arm=None):
     """End-effector position and its reference (base frame), the error per axis, and its
     magnitude on a log axis with the requirement (``ee_max``) and the metrics; the
@@ -49,7 +42,7 @@ def plot_tracking(res, arm=None):
     t = res.t
     x = "" if arm is None else f"_{arm}"
     title = "end-effector tracking (base frame)" + ("" if arm is None else f", arm {arm}")
-    fig, ax = new_figure(5, res, title, [arm_gains_text(res), _capture_hold(res)], height=1.7)
+    fig, ax = new_figure(5, res, title, [arm_gains_text(res), capture_hold_text(res)], height=1.7)
     pos, u = display_series(res, f"ee_pos{x}", "m")
     ref, _ = display_series(res, f"ee_ref{x}", "m")
     err, _ = display_series(res, f"ee_err{x}", "m")
