@@ -13,7 +13,11 @@ One short run (the embedded servicer and target, grasp at 1.5 s, 2.5 s simulated
 all tests, and one on the UR5 servicer with another target.
 """
 
+import colorsys
 import json
+import os
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -368,3 +372,45 @@ def test_another_servicer_and_target_are_drawn(ur5):
     j = len(fig["frames"]) - 1
     B = _box_in_body(ur5, fig, j)
     assert np.allclose(B.mean(axis=0), [0.02, 0.0, -0.01], atol=F32)
+
+
+# ------------------------------------------------------------------ a real browser
+
+
+def _hue_pixels(img, color):
+    """Pixels of ``color``'s hue (within 8/255), saturated enough."""
+    from PIL import Image  # only for the browser test
+
+    hsv = np.asarray(Image.fromarray(img).convert("HSV")).astype(int)
+    h0 = colorsys.rgb_to_hsv(*(int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)))[0]
+    return (np.abs(hsv[..., 0] - 255 * h0) <= 8) & (hsv[..., 1] > 60)
+
+
+def test_a_browser_shows_the_target_turn_green_at_the_grasp(cap, tmp_path):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        reason = "chromium is not installed (Debian: apt-get install chromium)"
+        if os.environ.get("DQSPACE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"DQSPACE_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    page = A.animate(cap, tmp_path / "c.html", frames=3)  # t = 0, 1.25, 2.5 s
+    shots = []
+    for frame in (0, 2):
+        png = tmp_path / f"f{frame}.png"
+        cmd = [
+            exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
+            "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9", f"--user-data-dir={tmp_path / f'p{frame}'}",
+            "--window-size=1000,800", "--virtual-time-budget=8000", f"--screenshot={png}",
+            f"{page.as_uri()}#frame={frame}",
+        ]  # fmt: skip
+        subprocess.run(cmd, check=True, capture_output=True, timeout=180)
+        from PIL import Image  # only for the browser test
+
+        shots.append(np.asarray(Image.open(png).convert("RGB")))
+    before, after = shots
+    assert len(np.unique(before.reshape(-1, 3), axis=0)) > 500  # WebGL drew a shaded scene
+    # the box: thousands of pixels of the target's blue before, of green after
+    assert _hue_pixels(before, TARGET_COLOR).sum() > 3000
+    assert _hue_pixels(after, GRASPED_COLOR).sum() > 3000
+    assert _hue_pixels(after, GRASPED_COLOR).sum() > 5 * _hue_pixels(before, GRASPED_COLOR).sum()
