@@ -291,6 +291,13 @@ def plot_capture_interface(res):
         (ax[1], np.linalg.norm(g[:, :3], axis=1), "torque", "N m", "interface_torque_peak"),
     )
     for a, y, what, unit, metric in rows:
+        a.set_ylabel(f"|{what}| [{unit}]")
+        if not after.any():  # the run ended before the grasp: nothing to draw
+            a.text(0.5, 0.5, f"no sample after the grasp (t = {format_number(t_g)} s)",
+                   transform=a.transAxes, ha="center", va="center", gid="no-grasp")  # fmt: skip
+            if len(t) > 1 and t[-1] > t[0]:
+                a.set_xlim(t[0], t[-1])
+            continue
         y = np.where(after, y, 0.0)
         shown = required_magnitude(
             a,
@@ -314,15 +321,6 @@ def plot_capture_interface(res):
                 label=f"capture.interface_{what}_limit {format_number(lim)} {unit}",
             )
             log_view(a, shown, [lim, requirement_limits(res).get(metric)])
-        a.set_ylabel(f"|{what}| [{unit}]")
-    if not after.any():
-        ax[0].text(
-            0.5,
-            0.5,
-            f"no sample after the grasp (t = {format_number(t_g)} s)",
-            transform=ax[0].transAxes,
-            ha="center",
-        )
     return finish_figure(fig, ax, res)
 
 

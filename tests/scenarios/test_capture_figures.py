@@ -414,3 +414,20 @@ def test_a_browser_shows_the_target_turn_green_at_the_grasp(cap, tmp_path):
     assert _hue_pixels(before, TARGET_COLOR).sum() > 3000
     assert _hue_pixels(after, GRASPED_COLOR).sum() > 3000
     assert _hue_pixels(after, GRASPED_COLOR).sum() > 5 * _hue_pixels(before, GRASPED_COLOR).sum()
+
+
+def test_a_run_that_stopped_before_the_grasp_is_drawn_and_says_so(cap):
+    n = int(np.flatnonzero(cap.t < _grasp(cap))[-1])  # rows before the grasp
+    data = {k: v[:n] for k, v in cap.data.items()}
+    manifest = dict(cap.manifest, events=[], status="failed", error="diverged", metrics={})
+    res = Results(data, cap.info, manifest)
+    figs = figures(res)
+    for name in CAPTURE_FIGURES:
+        FigureCanvasAgg(figs[name]).draw()
+    texts = [t.get_text() for ax in figs["capture_interface"].axes for t in ax.texts]
+    assert texts == ["no sample after the grasp (t = 1.5 s)"] * 2  # capture.grasp_time
+    fig = A.animation_figure(res, frames=4)
+    for j in range(4):
+        _, box = _in_frame(fig, j, BOX)
+        _, marker = _in_frame(fig, j, "grapple fixture")
+        assert box["color"] == TARGET_COLOR and marker["text"] == [""]
