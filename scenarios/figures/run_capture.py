@@ -13,8 +13,8 @@ instant marked on every panel (the manifest's ``grasp`` event, a dash-dot line):
   (``|h(t_g)| - tau_max (t - t_g)``, ``tau_max`` the metric ``max_available_torque``) and
   the device requirement;
 * ``capture_interface``: the force and the torque the arm applies to the held target at
-  the fixture (a recorded ``interface_wrench`` series when the run has one, else the
-  target's inverse dynamics on its recorded motion, as the metrics compute it), against
+  the fixture (the target's inverse dynamics on its recorded motion, as the metrics
+  compute it), against
   ``capture.interface_force_limit`` / ``interface_torque_limit`` when the scenario sets
   them and the requirements on ``interface_force_peak`` / ``interface_torque_peak``;
 * ``capture_approach``: the fixture's distance and angle from the end-effector until the
@@ -252,15 +252,12 @@ def plot_capture_momentum(res):
 
 def interface_series(res):
     """(samples, 6) ``[torque, force]`` the arm applies to the held target at the fixture
-    (fixture axes), NaN before the grasp: the recorded ``interface_wrench`` when the run
-    has it, else :func:`~dqspace.scenarios.sim.capture.interface_wrench` on the recorded
-    ``target_pose`` and ``target_twist`` after the grasp."""
+    (fixture axes), NaN before the grasp: :func:`~dqspace.scenarios.sim.capture.
+    interface_wrench` on the recorded ``target_pose`` and ``target_twist`` after the grasp,
+    as the metrics ``interface_force_peak`` and ``interface_torque_peak`` compute it."""
     t = np.asarray(res.t, float)
     after = t >= _grasp(res) - 1e-9
     out = np.full((len(t), 6), np.nan)
-    if "interface_wrench" in res:
-        out[after] = _series(res, "interface_wrench", 6)[after]
-        return out
     if after.sum() < 2:
         return out
     target, _ = stored_target(res)
