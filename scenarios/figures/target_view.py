@@ -105,6 +105,8 @@ def stored_target(res):
     """The :class:`~dqspace.multibody.Target` of the stored ``[target]`` section (checked)
     and the ``size`` it sets (None: from the inertia)."""
     sec = scenario_section(res, "target")
+    if not sec:
+        _fail("manifest['scenario']['target']: expected the [target] table the run stored")
     mass = sec.get("mass", 500.0)
     if type(mass) not in (int, float) or not math.isfinite(mass) or mass <= 0:
         _fail("manifest['scenario']['target']['mass']: expected a positive finite number")

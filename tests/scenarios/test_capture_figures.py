@@ -238,6 +238,7 @@ def _hostile_data(res, **data):
         (lambda r: _with_scenario(r, target={"inertia": "import os"}), r"\['inertia'\]"),
         (lambda r: _with_scenario(r, target={"inertia": [1.0, 1.0, 5.0, 0, 0, 0]}), "triangle"),
         (lambda r: _with_scenario(r, target={"mass": -3.0}), r"\['mass'\]"),
+        (lambda r: Results(r.data, r.info, dict(r.manifest, scenario={})), r"\['target'\]"),
         (lambda r: _with_scenario(r, target={"size": [1.0, -1.0, 1.0]}), r"\['size'\]"),
     ],
 )  # fmt: skip
