@@ -57,6 +57,8 @@ FIXTURE_COLOR = "#9b2d86"
 #: plant's forward kinematics)
 TARGET_BODY = -1
 
+#: [m] the largest box edge drawn from ``target.size``
+MAX_SIZE = 1e4
 _AXIS_COLORS = ("#d62728", "#2ca02c", "#1f77b4")  # the fixture frame's x, y, z
 _UNIT_TOL = 1e-6  # a recorded pose is unit to ~1e-12
 
@@ -123,8 +125,8 @@ def stored_target(res):
     size = sec.get("size")
     if size is not None:
         size = _numbers(sec, "size", 3, None)
-        if min(size) < 0:
-            _fail("manifest['scenario']['target']['size']: expected edges >= 0")
+        if min(size) < 0 or max(size) > MAX_SIZE:
+            _fail(f"manifest['scenario']['target']['size']: expected edges in 0..{MAX_SIZE:g} m")
         size = None if max(size) == 0 else size
     return target, size
 

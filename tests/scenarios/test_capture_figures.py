@@ -240,6 +240,7 @@ def _hostile_data(res, **data):
         (lambda r: _with_scenario(r, target={"mass": -3.0}), r"\['mass'\]"),
         (lambda r: Results(r.data, r.info, dict(r.manifest, scenario={})), r"\['target'\]"),
         (lambda r: _with_scenario(r, target={"size": [1.0, -1.0, 1.0]}), r"\['size'\]"),
+        (lambda r: _with_scenario(r, target={"size": [1.0, 1e300, 1.0]}), r"\['size'\]"),
     ],
 )  # fmt: skip
 def test_hostile_capture_data_is_refused_naming_it(cap, change, match):
