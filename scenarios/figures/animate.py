@@ -69,6 +69,7 @@ from .posing import (
     view_azimuth,
 )
 from .scene import ARM_COLOR, BASE_COLOR, EE_COLOR, GROUPS, PATH_COLOR, REF_COLOR, scenario_name
+from .target_view import TARGET_COLOR, box_colors, fixture_positions, grasp_labels
 from .video import write_video
 from .visuals import MESH_VERTEX_BUDGET, Visual, urdf_visuals
 
@@ -163,6 +164,20 @@ def animation_figure(
                 **({"facecolor": fc} if fc else {"color": look.color}),
             }
         )
+        if g == "target":  # its colour changes at the grasp
+            colors = box_colors(scene.target)
+            traces[-1]["color"] = colors[0]
+            moving.append(
+                (
+                    len(traces) - 1,
+                    lambda j, c=colors: {
+                        "type": "mesh3d",
+                        **_xyz(verts["target"][j]),
+                        "color": c[j],
+                    },
+                )
+            )
+            continue
         moving.append((len(traces) - 1, lambda j, g=g: {"type": "mesh3d", **_xyz(verts[g][j])}))
     if scene.ref_path is not None:
         traces.append(
@@ -201,6 +216,8 @@ def animation_figure(
             }
         )
         moving.append((len(traces) - 1, lambda j: {"type": "scatter3d", **_xyz(R[j : j + 1])}))
+    if scene.target is not None:
+        _target_traces(traces, moving, scene.target)
     traces.append(
         {
             "type": "scatter3d",
@@ -232,6 +249,45 @@ def animation_figure(
         "layout": _layout(results, scene.t, pose.lo, pose.hi, pose.fps, camera),
         "frames": frame_list,
     }
+
+
+def _target_traces(traces, moving, view):
+    """A capture's target: its frame's path so far (``target_pose``) and the fixture's
+    marker, labelled ``grasped at t = ...`` from the grasp on."""
+    P = view.path
+    traces.append(
+        {
+            "type": "scatter3d",
+            **_xyz(P[:1], "f8"),
+            "mode": "lines",
+            "name": "target path (recorded)",
+            "line": {"color": TARGET_COLOR, "width": 4, "dash": "dot"},
+            "hoverinfo": "skip",
+        }
+    )
+    moving.append((len(traces) - 1, lambda j: {"type": "scatter3d", **_xyz(P[: j + 1], "f8")}))
+    F, text, colors = fixture_positions(view), grasp_labels(view), box_colors(view)
+
+    def marker(j):
+        return {
+            "type": "scatter3d",
+            **_xyz(F[j : j + 1], "f8"),
+            "text": [f"<b>{text[j]}</b>" if text[j] else ""],
+            "marker": {"size": 6, "color": colors[j], "symbol": "square"},
+        }
+
+    traces.append(
+        {
+            **marker(0),
+            "mode": "markers+text",
+            "name": "grapple fixture",
+            "textposition": "middle right",
+            "textfont": {"size": 16, "color": "#0b4f1c"},
+            "hovertemplate": "grapple fixture<br>x %{x:.4f} m<br>y %{y:.4f} m<br>z %{z:.4f} m"
+            "<extra></extra>",
+        }
+    )
+    moving.append((len(traces) - 1, marker))
 
 
 def _decimate(P, n):

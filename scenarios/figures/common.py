@@ -203,6 +203,13 @@ def arm_gains_text(res) -> str:
     return settings_text(res, "arm_controller", keys, prefix=f"arm {law}")
 
 
+def capture_hold_text(res) -> str:
+    """A capture run's arm law after the grasp (``capture.hold_omega_n``); '' otherwise."""
+    if (scenario_config(res).get("scenario") or {}).get("kind") != "capture":
+        return ""
+    return settings_text(res, "capture", ("hold_omega_n",), prefix="after the grasp: arm")
+
+
 def title_text(res, what, settings=(), width=None, bold=None) -> str:
     """``<scenario name>: <what>``, the run's status (when not complete) and the settings
     lines, one per line; with ``width`` [in], every line wrapped to fit a figure that wide

@@ -59,6 +59,7 @@ from ..sim.metrics import extra_arm_names
 from .common import REQUIREMENTS, literal_text, requirement_limits, scenario_config
 from .recorded import check_recorded_series
 from .run_base import actuator_wrenches, plot_disturbance_rejection, plot_wrench_balance
+from .run_capture import capture_figures
 from .run_devices import plot_thrusters, plot_vscmg, plot_wheels
 from .run_open_loop import plot_dynamics_check
 from .run_singularity import plot_singularity
@@ -115,6 +116,8 @@ def figures(res: Results) -> dict:
         for name, (fn, needs) in table.items()
         if all(_has(res, k) for k in needs)
     }
+    if kind == "capture":  # rates, momentum, interface wrench, approach (.run_capture)
+        out.update({k: literal_text(f) for k, f in capture_figures(res).items()})
     for arm in extra_arm_names(res) if kind != "open_loop" else []:  # one per extra arm
         if all(_has(res, f"{k}_{arm}") for k in ("ee_pos", "ee_ref", "ee_err")):
             out[f"tracking_{arm}"] = literal_text(plot_tracking(res, arm))

@@ -15,6 +15,7 @@ from ...multibody import forward_kinematics
 from .common import status_text
 from .recorded import check_recorded_series
 from .scene import Scene, base_transforms, build_scene, scenario_name
+from .target_view import TARGET_BODY
 from .units import format_quantity
 
 __all__ = [
@@ -66,7 +67,7 @@ def posed_vertices(scene: Scene):
             else:
                 local = np.einsum("ij,fnj->fni", p.T[:3, :3], V[None] * p.scale[:, None, :])
                 local = local + p.T[:3, 3]
-            Tb = T_all[:, p.body]
+            Tb = scene.target.T if p.body == TARGET_BODY else T_all[:, p.body]
             chunks.append(np.einsum("fij,fnj->fni", Tb[:, :3, :3], local) + Tb[:, None, :3, 3])
         out[g] = np.concatenate(chunks, axis=1)
     return out, ee
@@ -135,7 +136,8 @@ def pose_scene(results, frames, fps) -> PosedScene:
         raise ValueError("the result has no configuration series 'q' to animate")
     scene = build_scene(results, int(frames))
     verts, ee = posed_vertices(scene)
-    lo, hi = scene_bounds(verts, [ee, scene.ee_path, scene.ref_path])
+    target_path = scene.target.path if scene.target is not None else None
+    lo, hi = scene_bounds(verts, [ee, scene.ee_path, scene.ref_path, target_path])
     duration = float(scene.t[-1] - scene.t[0])
     if fps is None:
         n = len(scene.t)

@@ -8,6 +8,7 @@ import numpy as np
 from .common import (
     XYZ,
     arm_gains_text,
+    capture_hold_text,
     component_style,
     display_series,
     finish_figure,
@@ -41,7 +42,7 @@ def plot_tracking(res, arm=None):
     t = res.t
     x = "" if arm is None else f"_{arm}"
     title = "end-effector tracking (base frame)" + ("" if arm is None else f", arm {arm}")
-    fig, ax = new_figure(5, res, title, [arm_gains_text(res)], height=1.7)
+    fig, ax = new_figure(5, res, title, [arm_gains_text(res), capture_hold_text(res)], height=1.7)
     pos, u = display_series(res, f"ee_pos{x}", "m")
     ref, _ = display_series(res, f"ee_ref{x}", "m")
     err, _ = display_series(res, f"ee_err{x}", "m")

@@ -26,6 +26,7 @@ from ...multibody import JointType, Model, model_from_dict
 from ..store.received import LoadBudget, read_file
 from .common import scenario_config
 from .meshes import Mesh, arrow_mesh, box_mesh, cone_mesh, cylinder_mesh, z_along
+from .target_view import FIXTURE_COLOR, TARGET_COLOR, TargetView, target_parts, target_view
 from .visuals import MAX_URDF_BYTES, urdf_visuals
 
 __all__ = [
@@ -96,6 +97,8 @@ GROUPS = {
     "vscmg_h": Group("VSCMG spin axes", VSCMG_COLOR),
     "wheel": Group("reaction wheels", WHEEL_COLOR),
     "wheel_h": Group("wheel speeds (arrow: speed / limit)", WHEEL_COLOR),
+    "target": Group("target (green once grasped)", TARGET_COLOR, 0.5),
+    "fixture": Group("grapple fixture axes (x red, y green, z blue)", FIXTURE_COLOR),
 }
 
 
@@ -112,6 +115,7 @@ class Scene:
     ee_path: NDArray[np.float64] | None  # (n_frames, 3) inertial, recorded
     ref_path: NDArray[np.float64] | None  # (n_ref, 3) inertial, whole run
     ref_now: NDArray[np.float64] | None  # (n_frames, 3)
+    target: TargetView | None = None  # a capture run's target (posed by target_pose)
 
 
 #: most thrusters, VSCMGs or wheels a recorded scene may list
@@ -514,4 +518,8 @@ def build_scene(res, frames) -> Scene:
     parts.update(_thrusters(plant, res, idx, size))
     parts.update(dev_parts)
     ee, ref, ref_now = _ee_paths(res, q_all, idx)
-    return Scene(model, q, np.asarray(res.t, float)[idx], parts, ee_frame, ee, ref, ref_now)
+    target = target_view(res, idx)  # a capture run: the target and its fixture
+    if target is not None:
+        parts.update(target_parts(target, Part))
+    t = np.asarray(res.t, float)[idx]
+    return Scene(model, q, t, parts, ee_frame, ee, ref, ref_now, target)

@@ -22,6 +22,7 @@ from .posing import (
 )
 from .scene import EE_COLOR, GROUPS, PATH_COLOR, REF_COLOR
 from .status import wrap_lines
+from .target_view import TARGET_COLOR, box_colors, fixture_positions, grasp_labels
 
 __all__ = ["write_video"]
 
@@ -110,6 +111,16 @@ def write_video(results, path, fmt, frames, fps):
         )
         handles.append(ref)
     (trail,) = ax.plot([], [], [], color=PATH_COLOR, lw=1.5, label="EE path (recorded)")
+    tv = scene.target  # a capture's target: its path, its colour and label at the grasp
+    if tv is not None:
+        (t_trail,) = ax.plot(
+            [], [], [], color=TARGET_COLOR, lw=1.5, ls=":", label="target path (recorded)"
+        )
+        handles.append(t_trail)
+        fix, labels_g = fixture_positions(tv), grasp_labels(tv)
+        grasp_rgba = {c: _rgba_array([c])[0] for c in set(box_colors(tv))}
+        note = ax.text(*fix[0], "", color="#0b4f1c", fontsize=11, fontweight="bold", zorder=10,
+                       bbox={"facecolor": "white", "alpha": 0.75, "lw": 0})  # fmt: skip
     (marker,) = ax.plot([], [], [], "D", color=EE_COLOR, ms=4, label="end effector")
     handles += [trail, marker]
     fig.legend(
@@ -125,6 +136,8 @@ def write_video(results, path, fmt, frames, fps):
         while drawn:
             drawn.pop().remove()
         for g, F, colors, alpha in meshes:
+            if g == "target":  # the box's colour changes at the grasp
+                colors = np.broadcast_to(grasp_rgba[box_colors(tv)[j]], colors.shape)
             tri = verts[g][j][F]
             keep = (
                 np.linalg.norm(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), axis=1)
@@ -144,6 +157,10 @@ def write_video(results, path, fmt, frames, fps):
         if scene.ee_path is not None:
             trail.set_data_3d(*scene.ee_path[: j + 1].T)
         marker.set_data_3d(*ee[j : j + 1].T)
+        if tv is not None:
+            t_trail.set_data_3d(*tv.path[: j + 1].T)
+            note.set_position_3d(fix[j])
+            note.set_text(labels_g[j])
         stamp.set_text(f"t = {labels[j]} s")
         return []
 

@@ -68,6 +68,15 @@ CAPTURE_SECTIONS = {
             "velocity": F(
                 "vec", [0.0, 0.0, 0.0], "m/s", length=3, doc="initial CoM velocity, body axes"
             ),
+            "size": F(
+                "vec",
+                [0.0, 0.0, 0.0],
+                "m",
+                length=3,
+                min=0.0,
+                doc="the box the animation draws (body axes, at the CoM); 0: the uniform box "
+                "with the target's principal moments (drawing only)",
+            ),
         },
         doc="scenario.kind = 'capture': the body to capture (no actuators)",
     ),
