@@ -257,7 +257,8 @@ def plot_montecarlo(
     where = Path(figures_dir) if figures_dir is not None else out
     df = load_sweep(out)
     name, n = info.get("scenario", out.name), info.get("n", len(df))
-    rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
+    names = [c for c in df.columns if isinstance(c, str) and c in METRICS]  # capture's too
+    rows = {m: df[m].to_numpy(dtype=float) for m in names}
     req = _requirement_rows(info, rows)
     # every file read (and checked) before any figure is written
     _, series = load_envelope_series(out, list(df["variant"]) if len(df) else None)

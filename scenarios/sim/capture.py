@@ -49,13 +49,13 @@ from ...multibody import (
     frame_pose,
     frame_twist,
     free_motion,
-    grasp_impact,
     grasp_misalignment,
     inverse_dynamics,
     momentum,
 )
 from ..spec.config import ScenarioError
 from ..spec.schema_capture import CAPTURE_METRICS
+from .capture_trigger import GraspTrigger, grasp
 from .closed_loop import ClosedLoop
 
 __all__ = ["Capture", "FixtureTrack", "target_of", "CAPTURE_METRICS"]
@@ -193,25 +193,23 @@ class Capture:
         if cfg["base_reference"]["type"] != "hold":
             raise ScenarioError('a capture scenario holds the base: base_reference.type = "hold"')
         self.target, pose0, twist0 = target_of(cfg)
-        n = int(round(self.t_grasp / self.period))
+        n = self.rows - 1  # through the run's end: a missed grasp's approach goes on
         motion = free_motion(
             self.target, pose0, twist0, dt=self.period / TARGET_SUBSTEPS,
             n_steps=n * TARGET_SUBSTEPS, record_every=TARGET_SUBSTEPS,
         )  # fmt: skip
-        self.motion = motion  # the target's poses and twists at the ticks up to the grasp
+        self.motion = motion  # the target's poses and twists at the ticks
         self.track = FixtureTrack(
             self.target, motion.q, motion.v, self.period, c["standoff"], c["approach_duration"]
         )
-        cfg1 = copy.deepcopy(cfg)
-        cfg1["scenario"]["duration"] = self.t_grasp
-        self.phase1 = ClosedLoop(cfg1, trajectory=self.track)
+        self.phase1 = ClosedLoop(cfg, trajectory=self.track)  # stopped by the trigger
         self.phase2 = None
         self.spec = dict(self.phase1.spec)
         self.spec["target_pose"] = ((8,), "-", (), "target's pose q^_{I,T} (unit dual quaternion)")
         self.spec["target_twist"] = (
             (6,), "rad/s, m/s", ("wx", "wy", "wz", "vx", "vy", "vz"), "target's body twist",
         )  # fmt: skip
-        self.impact = self.before = self.misalignment = None
+        self.impact = self.latch = self.before = self.misalignment = self.trigger = None
         self.held = None  # pose of the target's frame in the end-effector's, after the grasp
 
     @property
@@ -244,16 +242,24 @@ class Capture:
 
     def simulate(self, rec, checkpoint, bar):
         p1, c = self.phase1, self.cfg["capture"]
-        p1.simulate(_Phase(rec, 0.0, self.t_grasp, self._free_target), checkpoint, bar)
+        ee = p1.sy.arm_info.ee_frame
+        p1.stop = trig = self.trigger = GraspTrigger(
+            c, self.period, p1.sy.plant, ee, self.target, self.motion
+        )
+        p1.simulate(_Phase(rec, 0.0, np.inf, self._free_target), checkpoint, bar)
+        if trig.tick is None:  # missed (or stopped): the approach ran on, no grasp
+            if trig.missed:
+                rec.manifest["events"].append(trig.event(self.period))
+            return
+        self.t_grasp = trig.tick * self.period
         q, v = p1.q.copy(), p1.v.copy()
-        pose, twist = self.motion.q[-1], self.motion.v[-1]
+        pose, twist = self.motion.q[trig.tick], self.motion.v[trig.tick]
         #: the servicer's and the target's states just before the grasp
         self.before = (q.copy(), v.copy(), pose.copy(), twist.copy())
-        ee = p1.sy.arm_info.ee_frame
-        try:
-            self.impact = imp = grasp_impact(
-                p1.sy.plant, q, v, self.target, pose, twist, frame=ee,
-                restitution=c["restitution"], tol=c["grasp_tolerance"],
+        try:  # the contact (restitution) and, for e > 0, the latch
+            self.impact, self.latch = imp, latch = grasp(
+                p1.sy.plant, q, v, self.target, pose, twist, ee, c["restitution"],
+                c["grasp_tolerance"],
             )  # fmt: skip
         except ValueError as exc:
             raise ScenarioError(f"capture.grasp_tolerance: {exc}") from None
@@ -262,7 +268,8 @@ class Capture:
         ee_pose = frame_pose(p1.sy.plant, q, ee)
         self.held = dq_mul(dq_conj(ee_pose), pose)
         cfg2 = _holding(self.cfg, self.target, self.held, q, p1.sy.arm_info)
-        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, imp.v))
+        cfg2["scenario"]["duration"] = self.duration - self.t_grasp
+        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, (latch or imp).v))
         part = {"events": rec.manifest["events"]}
         p2.simulate(
             _Phase(rec, self.t_grasp, np.inf, self._held_target, part),
@@ -273,9 +280,9 @@ class Capture:
     # ---------------------------------------------------------------- metrics
     def metrics(self, res) -> dict:
         """The capture's metrics (:data:`CAPTURE_METRICS`) of the recorded ``res``."""
-        imp = self.impact
-        if imp is None or self.phase2 is None:
-            return {}
+        imp, trig = self.impact, self.trigger
+        if imp is None or self.phase2 is None:  # a miss: grasp_missed = 1
+            return trig.metrics(self.period) if trig is not None else {}
         sy = self.phase2.sy
         c = self.cfg["capture"]
         after = res.t >= self.t_grasp - 1e-9
@@ -287,7 +294,12 @@ class Capture:
             "grasp_impulse_torque": float(np.linalg.norm(imp.impulse[3:])),
             "grasp_distance": dist,
             "grasp_angle": float(np.degrees(angle)),
-            "grasp_energy_lost": float(imp.energy_lost),
+            "grasp_energy_lost": float(imp.energy_lost)
+            + (self.latch.energy_lost if self.latch else 0.0),
+            "grasp_latch_impulse_force": float(
+                np.linalg.norm(self.latch.impulse[:3]) if self.latch else 0.0
+            ),
+            **trig.metrics(self.period),
         }
         # the stack's rate: the larger of the base's and the (held) target's
         t, w = res.t[after], np.linalg.norm(res["v"][after, :3], axis=1)

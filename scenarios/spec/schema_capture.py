@@ -29,6 +29,11 @@ CAPTURE_METRICS = {
     "base_attitude_excursion": ("deg", "largest base attitude error after the grasp"),
     "capture_thruster_impulse": ("N s", "thrusters' impulse after the grasp"),
     "device_momentum_peak": ("N m s", "largest momentum the devices hold after the grasp"),
+    "grasp_missed": ("-", "1: not grasped by capture.grasp_time (the trigger never fired)"),
+    "grasp_instant": ("s", "when the grasp happened"),
+    "grasp_relative_speed": ("m/s", "fixture's speed relative to the end-effector at grasp"),
+    "grasp_relative_rate": ("rad/s", "fixture's rate relative to the end-effector at grasp"),
+    "grasp_latch_impulse_force": ("N s", "restitution > 0: norm of the latch's impulse force"),
 }
 
 
@@ -85,8 +90,31 @@ CAPTURE_SECTIONS = {
                 length=3,
                 doc="the end-effector's offset from the fixture at t = 0, fixture axes",
             ),
+            "trigger": F(
+                "choice",
+                "aligned",
+                choices=("aligned", "time"),
+                doc="aligned: grasp at the first tick after the approach with the fixture "
+                "within grasp_tolerance and the relative twist within grasp_rate_tolerance "
+                "for grasp_dwell; time: at grasp_time (within grasp_tolerance)",
+            ),
             "grasp_time": F(
-                "float", 8.0, "s", **_POS, doc="the grasp instant (after approach_duration)"
+                "float",
+                8.0,
+                "s",
+                **_POS,
+                doc="trigger time: the grasp instant; aligned: the latest (missed after it)",
+            ),
+            "grasp_rate_tolerance": F(
+                "float",
+                0.01,
+                "m/s or rad/s",
+                min=0.0,
+                doc="aligned trigger: largest relative speed [m/s] and rate [rad/s] of the "
+                "fixture to the end-effector",
+            ),
+            "grasp_dwell": F(
+                "float", 0.1, "s", min=0.0, doc="aligned trigger: how long the alignment holds"
             ),
             "grasp_tolerance": F(
                 "float",
@@ -96,7 +124,12 @@ CAPTURE_SECTIONS = {
                 doc="largest fixture-to-end-effector distance [m] and angle [rad] at the grasp",
             ),
             "restitution": F(
-                "float", 0.0, min=0.0, max=0.0, doc="0: a rigid grasp (the only one modelled)"
+                "float",
+                0.0,
+                min=0.0,
+                max=1.0,
+                doc="the contact's restitution e on the relative twist (0: rigid), then a "
+                "rigid latch at the same instant",
             ),
             "hold_omega_n": F(
                 "float",
