@@ -27,6 +27,7 @@ import numpy as np
 
 from ...dq import adjoint_matrix, dq_conj, dq_mul
 from ...multibody import frame_pose, frame_twist, grasp_impact, grasp_misalignment
+from ..spec.schema_capture import CAPTURE_METRICS
 
 __all__ = ["GraspTrigger", "grasp", "relative_twist", "TRIGGERS"]
 
@@ -125,9 +126,13 @@ class GraspTrigger:
 
     def metrics(self, period: float) -> dict:
         """``grasp_missed`` (1 or 0), and at a grasp ``grasp_instant`` [s],
-        ``grasp_relative_speed`` [m/s] and ``grasp_relative_rate`` [rad/s]."""
+        ``grasp_relative_speed`` [m/s] and ``grasp_relative_rate`` [rad/s]; after a miss
+        every other capture metric is NaN (not measured: a requirement on it is
+        UNDECIDED), none before the trigger decided (an interrupted run)."""
         if self.tick is None:
-            return {"grasp_missed": 1.0 if self.missed else float("nan")}
+            if not self.missed:
+                return {}
+            return {**dict.fromkeys(CAPTURE_METRICS, float("nan")), "grasp_missed": 1.0}
         return {
             "grasp_missed": 0.0,
             "grasp_instant": self.tick * period,
