@@ -3,16 +3,18 @@
 The run has two phases, each an ordinary :class:`~dqspace.scenarios.sim.closed_loop.
 ClosedLoop` of the servicer:
 
-1. **Approach and synchronisation** (``0 <= t < capture.grasp_time``).  The target's motion
+1. **Approach and synchronisation** (until the grasp).  The target's motion
    is torque-free and known (perfect knowledge of the target: no relative-navigation
    filter), so it is propagated before the run (:func:`~dqspace.multibody.free_motion`);
    the end-effector's reference (:class:`FixtureTrack`) is the grapple fixture's pose
    offset by a stand-off that shrinks to zero over ``capture.approach_duration`` (quintic),
    then the fixture itself: the end-effector's twist is synchronised with the fixture's.
-2. **Grasp.**  At ``grasp_time`` the plant's state and the target's are handed to
-   :func:`~dqspace.multibody.grasp_impact` (a rigid grasp: the impulse-momentum equations
-   of both bodies); no actuator acts within the instantaneous impact.
-3. **Stabilise and detumble** (``t >= grasp_time``).  A second closed loop whose plant
+2. **Grasp.**  At the tick the trigger chooses (:mod:`~dqspace.scenarios.sim.
+   capture_trigger`: once aligned, or at ``grasp_time``; never by ``grasp_time``: a miss,
+   the approach runs on to the end) the plant's state and the target's are handed to
+   :func:`~dqspace.multibody.grasp_impact` (the impulse-momentum equations of both bodies;
+   a restitution, then a rigid latch); no actuator acts within the instantaneous impact.
+3. **Stabilise and detumble** (after the grasp).  A second closed loop whose plant
    carries the target as the arm's payload (``arm.payload_*`` set from the target's mass
    properties where it was grasped), started from the post-impact state: the arm holds
    the end-effector's pose relative to the base (the scenario's arm law), the base law
