@@ -2,6 +2,8 @@
 ``[target]`` (a free rigid body with a grapple fixture) and the ``[capture]`` timeline
 (approach, synchronise, grasp, detumble).  ``docs/capture.md`` describes them."""
 
+import math
+
 from .config import Field as F
 from .config import ScenarioError, Section
 
@@ -182,6 +184,15 @@ def capture_checks(cfg: dict, source: str) -> None:
         raise ScenarioError(
             f"{source}: capture.grasp_time = {c['grasp_time']:g} s must be a whole number of "
             f"control periods (control.rate = {cfg['control']['rate']:g} Hz)"
+        )
+    dwell = math.ceil(c["grasp_dwell"] / period - 1e-9)  # the trigger's whole ticks
+    if c["trigger"] == "aligned" and (
+        math.ceil(c["approach_duration"] / period - 1e-9) + dwell > round(ticks)
+    ):
+        raise ScenarioError(
+            f"{source}: capture.grasp_dwell = {c['grasp_dwell']:g} s after "
+            f"capture.approach_duration = {c['approach_duration']:g} s ends after "
+            f"capture.grasp_time = {c['grasp_time']:g} s: the aligned trigger could never fire"
         )
     if cfg["arm"]["model"] == "none":
         raise ScenarioError(f'{source}: scenario.kind = "capture" needs an arm (arm.model)')

@@ -221,6 +221,7 @@ def test_the_time_trigger_grasps_at_grasp_time_when_aligned_earlier():
         ("capture.trigger=sometimes", "capture.trigger"),
         ("capture.grasp_rate_tolerance=-1.0", "capture.grasp_rate_tolerance"),
         ("capture.grasp_dwell=-0.1", "capture.grasp_dwell"),
+        ("capture.grasp_dwell=0.95", "capture.grasp_dwell.*could never fire"),
         ("capture.restitution=1.5", "capture.restitution"),
     ],
 )
