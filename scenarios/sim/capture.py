@@ -46,6 +46,7 @@ from ...dq import (
 )
 from ...multibody import (
     Target,
+    Trajectory,
     center_of_mass,
     forward_dynamics,
     frame_pose,
@@ -195,7 +196,7 @@ class Capture:
         if cfg["base_reference"]["type"] != "hold":
             raise ScenarioError('a capture scenario holds the base: base_reference.type = "hold"')
         self.target, pose0, twist0 = target_of(cfg)
-        n = self.rows - 1  # through the run's end: a missed grasp's approach goes on
+        n = int(round(self.t_grasp / self.period))  # to the timeout (a miss: _extend)
         motion = free_motion(
             self.target, pose0, twist0, dt=self.period / TARGET_SUBSTEPS,
             n_steps=n * TARGET_SUBSTEPS, record_every=TARGET_SUBSTEPS,
@@ -246,7 +247,7 @@ class Capture:
         p1, c = self.phase1, self.cfg["capture"]
         ee = p1.sy.arm_info.ee_frame
         p1.stop = trig = self.trigger = GraspTrigger(
-            c, self.period, p1.sy.plant, ee, self.target, self.motion
+            c, self.period, p1.sy.plant, ee, self.target, self.motion, on_miss=self._extend
         )
         p1.simulate(_Phase(rec, 0.0, np.inf, self._free_target), checkpoint, bar)
         if trig.tick is None:  # missed (or stopped): the approach ran on, no grasp
@@ -278,6 +279,18 @@ class Capture:
             checkpoint,
             _Bar(bar, self.t_grasp),
         )
+
+    def _extend(self):
+        """After a miss: the target's motion, and the fixture track, on to the run's end
+        (the approach goes on; the track re-made in place: the flight software holds it)."""
+        m, c = self.motion, self.cfg["capture"]
+        n, dt = self.rows - m.q.shape[0], self.period / TARGET_SUBSTEPS
+        more = free_motion(self.target, m.q[-1], m.v[-1], dt=dt, n_steps=n * TARGET_SUBSTEPS,
+                           record_every=TARGET_SUBSTEPS)  # fmt: skip
+        q, v = np.vstack([m.q, more.q[1:]]), np.vstack([m.v, more.v[1:]])
+        self.motion = m = Trajectory(np.r_[m.t, more.t[1:] + m.t[-1]], q, v)
+        FixtureTrack.__init__(self.track, self.target, m.q, m.v, self.period, c["standoff"],
+                              c["approach_duration"])  # fmt: skip
 
     # ---------------------------------------------------------------- metrics
     def metrics(self, res) -> dict:

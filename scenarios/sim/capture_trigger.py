@@ -56,6 +56,7 @@ class GraspTrigger:
     model : Model, the servicer's plant; ee : str, its end-effector frame
     target : Target; motion : Trajectory, the target's poses ``.q`` and twists ``.v`` at
         the ticks (through the timeout at least)
+    on_miss : callable or None, called once when the grasp is missed (before the next chunk)
 
     Attributes
     ----------
@@ -65,7 +66,7 @@ class GraspTrigger:
         ``speed`` [m/s], ``rate`` [rad/s] of the relative twist)
     """
 
-    def __init__(self, capture, period, model, ee, target, motion):
+    def __init__(self, capture, period, model, ee, target, motion, on_miss=None):
         self.mode = capture["trigger"]
         self.tol = capture["grasp_tolerance"]
         self.rate_tol = capture["grasp_rate_tolerance"]
@@ -74,6 +75,7 @@ class GraspTrigger:
         self.dwell = math.ceil(capture["grasp_dwell"] / period - 1e-9)  # ticks
         self.model, self.ee, self.target, self.motion = model, ee, target, motion
         self.tick, self.missed, self.since, self.at_grasp = None, False, None, {}
+        self.on_miss = on_miss
 
     @property
     def done(self) -> bool:
@@ -113,6 +115,8 @@ class GraspTrigger:
             self.tick, self.at_grasp = k, m
             return True
         self.missed = k >= self.last
+        if self.missed and self.on_miss is not None:
+            self.on_miss()
         return False
 
     def event(self, period: float) -> dict:

@@ -23,7 +23,7 @@ from dqspace.multibody import (
 )
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.campaigns.verdicts import judge_run
-from dqspace.scenarios.sim.capture import Capture
+from dqspace.scenarios.sim.capture import Capture, target_of
 from dqspace.scenarios.spec.config import ScenarioError
 
 #: a 50 kg target at 3 deg/s on the embedded servicer (the scenario test's), the approach
@@ -199,6 +199,14 @@ def test_a_missed_grasp_is_reported_and_the_run_ends_cleanly(trigger):
     assert res.t[-1] == pytest.approx(1.2) and len(res.t) == 121
     assert np.allclose(np.diff(res.t), 0.01, rtol=0.0, atol=1e-9)
     assert np.all(np.isfinite(res["v"]))
+    # the target tumbles on freely past the miss (its motion propagated on to the end):
+    # its momentum (the library's, on its one-body model) constant over every row
+    target = target_of(res.manifest["scenario"])[0]
+    P, X = res["target_pose"], res["target_twist"]
+    h = np.array([_total(target.model, p, x) for p, x in zip(P, X, strict=True)])
+    assert np.abs(h - h[0]).max() <= 1e-10 * np.abs(h[0]).max()
+    assert np.abs(np.diff(P, axis=0)).max() < 0.01 * np.abs(X).max() + 1e-12
+    assert np.abs(P[-1] - P[100]).max() > 1e-3  # still turning after the timeout (t = 1 s)
     # the requirement on the miss is NOT MET, those on the grasp UNDECIDED (no value)
     req = {"grasp_missed": ("<=", 0.0, 99), "grasp_impulse_force": ("<=", 1.0, 99)}
     rows = {r["metric"]: r["status"] for r in judge_run(m, req)}
