@@ -37,6 +37,7 @@ from .figures.units import format_quantity, format_sweep_table
 from .sim.metrics import ARM_METRICS, METRICS, has_arm, run_transient
 from .spec.config import embedded_scenarios, is_plain_name
 from .spec.scenario import load_scenario
+from .spec.schema_capture import CAPTURE_METRICS
 from .spec.variants import load_grid_file, load_samples_file, make_variants
 from .store.results import Results
 from .store.storage import format_bytes
@@ -168,7 +169,8 @@ def _print_sensitivity(sens, k=3):
 
 
 def _metric_units():
-    return {name: unit for name, (unit, _) in METRICS.items()}
+    units = {name: unit for name, (unit, _) in METRICS.items()}
+    return {**units, **{name: unit for name, (unit, _) in CAPTURE_METRICS.items()}}
 
 
 def _formats(text):

@@ -47,6 +47,7 @@ from ..sim.metrics import DEFAULT_TRANSIENT, METRICS
 from ..spec import requirements as spec_requirements
 from ..spec.dispersions import Dispersions, percentiles
 from ..spec.requirements import DEFAULT_REQUIREMENTS
+from ..spec.schema_capture import CAPTURE_METRICS
 from ..store.received import (
     NUMBER,
     Also,
@@ -209,7 +210,7 @@ def _checked_series(path, arrays):
 SUMMARY_FILE = "montecarlo.json"
 _REQUIREMENT = Obj(
     {
-        "metric": Choice(*METRICS),
+        "metric": Choice(*METRICS, *CAPTURE_METRICS),
         "op": Choice("<=", ">="),
         "limit": NUMBER,
         "percentile": NUMBER,

@@ -63,6 +63,7 @@ from ..._progress import Heartbeat, LineRate, beat_period, left_text
 from ..sim.metrics import METRICS, summarize
 from ..spec.scenario import Scenario, load_scenario
 from ..spec.schema_arms import arm_metric_names
+from ..spec.schema_capture import CAPTURE_METRICS
 from ..spec.variants import make_variants, override_cell, resolved_value
 from ..store.storage import atomic_write_bytes
 from ..store.sweep_store import SweepStore, report_damaged
@@ -87,7 +88,8 @@ class _MetricSpec:
 
 
 def _metric_spec(metrics, scenario):
-    closed = scenario.config["scenario"]["kind"] == "closed_loop"
+    kind = scenario.config["scenario"]["kind"]
+    closed = kind != "open_loop"  # closed_loop, capture
     if metrics is None:
         if not closed:
             raise ValueError(
@@ -95,7 +97,8 @@ def _metric_spec(metrics, scenario):
                 "f(results) -> float"
             )
         # and each extra arm's ([[extra_arm]]: ee_rms_<name>, ee_max_<name>)
-        return _MetricSpec((*METRICS, *arm_metric_names(scenario.config)), {})
+        capture = tuple(CAPTURE_METRICS) if kind == "capture" else ()
+        return _MetricSpec((*METRICS, *arm_metric_names(scenario.config), *capture), {})
     items = list(metrics.items()) if isinstance(metrics, dict) else [(None, m) for m in metrics]
     if not items:
         raise ValueError("metrics: empty (give names from summarize or callables)")
@@ -169,6 +172,8 @@ def _evaluate(config, source, custom, keep_result, series=None):
     fns = dict(custom)
     if config["scenario"]["kind"] == "closed_loop":
         fns = {"summarize": summarize, **fns}
+    elif config["scenario"]["kind"] == "capture":  # summarize's and the capture's own
+        fns = {"summarize": lambda res: res.manifest["metrics"], **fns}
     for name, fn in fns.items():
         try:
             value = fn(res)
@@ -382,10 +387,11 @@ def _compile_once(config):
     worker that runs it (it reports the error)."""
     if config["scenario"]["kind"] == "open_loop":
         return
-    from ..sim.closed_loop import ClosedLoop  # the simulation: loaded when a campaign runs
+    from ..sim.capture import Capture  # the simulation: loaded when a campaign runs
+    from ..sim.closed_loop import ClosedLoop  # (the same)
 
     try:
-        ClosedLoop(config).compile()
+        (Capture if config["scenario"]["kind"] == "capture" else ClosedLoop)(config).compile()
     except Exception as exc:  # noqa: BLE001 (reported by the run itself)
         log.debug("compiling before the workers run: %s", exc)
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from ..sim.metrics import METRICS
 from ..spec.scenario import Scenario, load_scenario
+from ..spec.schema_capture import CAPTURE_METRICS
 from ..spec.variants import resolved_value, scenario_with, variant_id
 from .sweep import connect, sweep
 
@@ -197,8 +198,9 @@ def tune(
         raise ValueError(f"min_step must be a factor in (1, step = {step}], got {min_step}")
     if isinstance(max_batches, bool) or not isinstance(max_batches, int) or max_batches < 1:
         raise ValueError(f"max_batches must be a positive integer, got {max_batches!r}")
-    if metrics is None:
-        names = list(METRICS)
+    if metrics is None:  # what sweep measures by default (a capture: its metrics too)
+        capture = scenario.config["scenario"]["kind"] == "capture"
+        names = [*METRICS, *(CAPTURE_METRICS if capture else ())]
     elif isinstance(metrics, dict):
         names = list(metrics)
     else:

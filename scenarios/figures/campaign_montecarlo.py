@@ -162,6 +162,10 @@ def verdict_text(row: Mapping, unit: str, kind: str) -> str:
     return f"{head} ({side} bound {bound} {unit}, {runs})"
 
 
+#: panels per row of :func:`plot_histograms` (a capture scenario has a dozen requirements)
+HISTOGRAM_COLUMNS = 4
+
+
 def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name="", n=None):
     """A histogram per required metric (display units) with its limit (dashed, or said to
     be off scale), the sample percentile the requirement is judged at (solid) and its
@@ -171,9 +175,13 @@ def plot_histograms(rows: Mapping, requirement_rows: Sequence[Mapping], *, name=
     req = list(requirement_rows)
     if not req:
         raise ValueError("histograms: no requirements")
-    fig = Figure(figsize=(4.6 * len(req), 3.9), layout="constrained")
-    axes = fig.subplots(1, len(req), squeeze=False)[0]
-    for ax, r in zip(axes, req, strict=True):
+    ncols = min(len(req), HISTOGRAM_COLUMNS)  # rows of at most this many panels
+    nrows = -(-len(req) // ncols)
+    fig = Figure(figsize=(4.6 * ncols, 3.9 * nrows), layout="constrained")
+    axes = list(fig.subplots(nrows, ncols, squeeze=False).flat)
+    for ax in axes[len(req) :]:  # the last row's empty places
+        ax.remove()
+    for ax, r in zip(axes, req, strict=False):
         m = r["metric"]
         si = METRICS[m][0]
         raw = np.asarray(rows[m], float)
@@ -257,7 +265,8 @@ def plot_montecarlo(
     where = Path(figures_dir) if figures_dir is not None else out
     df = load_sweep(out)
     name, n = info.get("scenario", out.name), info.get("n", len(df))
-    rows = {m: df[m].to_numpy(dtype=float) for m in METRICS if m in df}
+    names = [c for c in df.columns if isinstance(c, str) and c in METRICS]  # capture's too
+    rows = {m: df[m].to_numpy(dtype=float) for m in names}
     req = _requirement_rows(info, rows)
     # every file read (and checked) before any figure is written
     _, series = load_envelope_series(out, list(df["variant"]) if len(df) else None)

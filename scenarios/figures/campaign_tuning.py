@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 
 from ..sim.metrics import METRICS
 from ..spec.config import short
+from ..spec.schema_capture import CAPTURE_METRICS
 from ..store.received import (
     NUMBER,
     Choice,
@@ -66,7 +67,11 @@ _TUNING = Obj(
     {"candidates": ListOf(_CANDIDATE)},
     {
         "settings": Obj(
-            optional={"objective": Obj(optional={"metric": Choice(*METRICS), "stat": str})}
+            optional={
+                "objective": Obj(
+                    optional={"metric": Choice(*METRICS, *CAPTURE_METRICS), "stat": str}
+                )
+            }
         ),
         "scenario": Maybe(str),
         "best": Maybe(int),

@@ -3,17 +3,19 @@
 The run has two phases, each an ordinary :class:`~dqspace.scenarios.sim.closed_loop.
 ClosedLoop` of the servicer:
 
-1. **Approach and synchronisation** (``0 <= t < capture.grasp_time``).  The target's motion
-   is torque-free, so it is propagated before the run (:func:`~dqspace.multibody.free_motion`),
+1. **Approach and synchronisation** (until the grasp).  The target's motion is
+   torque-free, so it is propagated before the run (:func:`~dqspace.multibody.free_motion`),
    and so is its estimate by the relative navigation (``[target_navigation]``,
    :mod:`~dqspace.scenarios.sim.capture_nav`; disabled: perfect knowledge, the true motion);
    the end-effector's reference (:class:`FixtureTrack`, from the estimate) is the fixture's pose
    offset by a stand-off that shrinks to zero over ``capture.approach_duration`` (quintic),
    then the fixture itself: the end-effector's twist is synchronised with the fixture's.
-2. **Grasp.**  At ``grasp_time`` the plant's state and the target's are handed to
-   :func:`~dqspace.multibody.grasp_impact` (a rigid grasp: the impulse-momentum equations
-   of both bodies); no actuator acts within the instantaneous impact.
-3. **Stabilise and detumble** (``t >= grasp_time``).  A second closed loop whose plant
+2. **Grasp.**  At the tick the trigger chooses (:mod:`~dqspace.scenarios.sim.
+   capture_trigger`: once aligned, or at ``grasp_time``; never by ``grasp_time``: a miss,
+   the approach runs on to the end) the plant's state and the target's are handed to
+   :func:`~dqspace.multibody.grasp_impact` (the impulse-momentum equations of both bodies;
+   a restitution, then a rigid latch); no actuator acts within the instantaneous impact.
+3. **Stabilise and detumble** (after the grasp).  A second closed loop whose plant
    carries the target as the arm's payload (``arm.payload_*`` set from the target's mass
    properties where it was grasped), started from the post-impact state: the arm holds
    the end-effector's pose relative to the base (the scenario's arm law), the base law
@@ -45,12 +47,12 @@ from ...dq import (
 )
 from ...multibody import (
     Target,
+    Trajectory,
     center_of_mass,
     forward_dynamics,
     frame_pose,
     frame_twist,
     free_motion,
-    grasp_impact,
     grasp_misalignment,
     inverse_dynamics,
     momentum,
@@ -63,6 +65,7 @@ from .capture_nav import (
     navigation_series,
     target_estimate,
 )
+from .capture_trigger import GraspTrigger, grasp
 from .closed_loop import ClosedLoop
 
 __all__ = ["Capture", "FixtureTrack", "target_of", "CAPTURE_METRICS"]
@@ -200,21 +203,19 @@ class Capture:
         if cfg["base_reference"]["type"] != "hold":
             raise ScenarioError('a capture scenario holds the base: base_reference.type = "hold"')
         self.target, pose0, twist0 = target_of(cfg)
-        n = int(round(self.t_grasp / self.period))
+        n = int(round(self.t_grasp / self.period))  # to the timeout (a miss: _extend)
         motion = free_motion(
             self.target, pose0, twist0, dt=self.period / TARGET_SUBSTEPS,
             n_steps=n * TARGET_SUBSTEPS, record_every=TARGET_SUBSTEPS,
         )  # fmt: skip
-        self.motion = motion  # the target's poses and twists at the ticks up to the grasp
+        self.motion = motion  # the target's poses and twists at the ticks
         #: their estimate ([target_navigation]; None: perfect knowledge), what the arm tracks
         self.nav = target_estimate(cfg, self.target, motion, self.period)
         known = motion if self.nav is None else self.nav
         self.track = FixtureTrack(
             self.target, known.q, known.v, self.period, c["standoff"], c["approach_duration"]
         )
-        cfg1 = copy.deepcopy(cfg)
-        cfg1["scenario"]["duration"] = self.t_grasp
-        self.phase1 = ClosedLoop(cfg1, trajectory=self.track)
+        self.phase1 = ClosedLoop(cfg, trajectory=self.track)  # stopped by the trigger
         self.phase2 = None
         self.spec = dict(self.phase1.spec)
         self.spec["target_pose"] = ((8,), "-", (), "target's pose q^_{I,T} (unit dual quaternion)")
@@ -222,7 +223,8 @@ class Capture:
             (6,), "rad/s, m/s", ("wx", "wy", "wz", "vx", "vy", "vz"), "target's body twist",
         )  # fmt: skip
         self.spec.update(navigation_series(self.nav))  # the estimate's errors, if any
-        self.impact = self.before = self.misalignment = None
+        self.impact = self.latch = self.before = self.misalignment = self.trigger = None
+        self.nav_rows = None  # the recorder adding the estimate's errors, if any
         self.held = None  # pose of the target's frame in the end-effector's, after the grasp
 
     @property
@@ -254,18 +256,28 @@ class Capture:
         return poses, twists
 
     def simulate(self, rec, checkpoint, bar):
-        rec = navigation_recorder(rec, self.nav, self.period)  # + the estimate's errors
+        rec = self.nav_rows = navigation_recorder(rec, self.nav, self.period)  # + its errors
         p1, c = self.phase1, self.cfg["capture"]
-        p1.simulate(_Phase(rec, 0.0, self.t_grasp, self._free_target), checkpoint, bar)
+        ee = p1.sy.arm_info.ee_frame
+        p1.stop = trig = self.trigger = GraspTrigger(
+            c, self.period, p1.sy.plant, ee, self.target, self.motion, on_miss=self._extend
+        )
+        p1.simulate(_Phase(rec, 0.0, np.inf, self._free_target), checkpoint, bar)
+        if trig.tick is None:  # missed (or stopped): the approach ran on, no grasp
+            if trig.missed:
+                rec.manifest["events"].append(trig.event(self.period))
+            return
+        self.t_grasp = trig.tick * self.period
+        if self.nav is not None:  # the estimate is not used after the grasp
+            self.nav_rows.grasp_tick = trig.tick
         q, v = p1.q.copy(), p1.v.copy()
-        pose, twist = self.motion.q[-1], self.motion.v[-1]
+        pose, twist = self.motion.q[trig.tick], self.motion.v[trig.tick]
         #: the servicer's and the target's states just before the grasp
         self.before = (q.copy(), v.copy(), pose.copy(), twist.copy())
-        ee = p1.sy.arm_info.ee_frame
-        try:
-            self.impact = imp = grasp_impact(
-                p1.sy.plant, q, v, self.target, pose, twist, frame=ee,
-                restitution=c["restitution"], tol=c["grasp_tolerance"],
+        try:  # the contact (restitution) and, for e > 0, the latch
+            self.impact, self.latch = imp, latch = grasp(
+                p1.sy.plant, q, v, self.target, pose, twist, ee, c["restitution"],
+                c["grasp_tolerance"],
             )  # fmt: skip
         except ValueError as exc:
             raise ScenarioError(f"capture.grasp_tolerance: {exc}") from None
@@ -274,7 +286,8 @@ class Capture:
         ee_pose = frame_pose(p1.sy.plant, q, ee)
         self.held = dq_mul(dq_conj(ee_pose), pose)
         cfg2 = _holding(self.cfg, self.target, self.held, q, p1.sy.arm_info)
-        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, imp.v))
+        cfg2["scenario"]["duration"] = self.duration - self.t_grasp
+        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, (latch or imp).v))
         part = {"events": rec.manifest["events"]}
         p2.simulate(
             _Phase(rec, self.t_grasp, np.inf, self._held_target, part),
@@ -282,12 +295,28 @@ class Capture:
             _Bar(bar, self.t_grasp),
         )
 
+    def _extend(self):
+        """After a miss: the target's motion, and the fixture track, on to the run's end
+        (the approach goes on; the track re-made in place: the flight software holds it)."""
+        m, c = self.motion, self.cfg["capture"]
+        n, dt = self.rows - m.q.shape[0], self.period / TARGET_SUBSTEPS
+        more = free_motion(self.target, m.q[-1], m.v[-1], dt=dt, n_steps=n * TARGET_SUBSTEPS,
+                           record_every=TARGET_SUBSTEPS)  # fmt: skip
+        q, v = np.vstack([m.q, more.q[1:]]), np.vstack([m.v, more.v[1:]])
+        self.motion = m = Trajectory(np.r_[m.t, more.t[1:] + m.t[-1]], q, v)
+        if self.nav is not None:  # the estimate of the longer motion (the same up to now)
+            self.nav = target_estimate(self.cfg, self.target, m, self.period)
+            self.nav_rows.errors = self.nav.errors
+        known = m if self.nav is None else self.nav
+        FixtureTrack.__init__(self.track, self.target, known.q, known.v, self.period,
+                              c["standoff"], c["approach_duration"])  # fmt: skip
+
     # ---------------------------------------------------------------- metrics
     def metrics(self, res) -> dict:
         """The capture's metrics (:data:`CAPTURE_METRICS`) of the recorded ``res``."""
-        imp = self.impact
-        if imp is None or self.phase2 is None:
-            return {}
+        imp, trig = self.impact, self.trigger
+        if imp is None or self.phase2 is None:  # a miss: grasp_missed = 1
+            return trig.metrics(self.period) if trig is not None else {}
         sy = self.phase2.sy
         c = self.cfg["capture"]
         after = res.t >= self.t_grasp - 1e-9
@@ -299,7 +328,12 @@ class Capture:
             "grasp_impulse_torque": float(np.linalg.norm(imp.impulse[3:])),
             "grasp_distance": dist,
             "grasp_angle": float(np.degrees(angle)),
-            "grasp_energy_lost": float(imp.energy_lost),
+            "grasp_energy_lost": float(imp.energy_lost)
+            + (self.latch.energy_lost if self.latch else 0.0),
+            "grasp_latch_impulse_force": float(
+                np.linalg.norm(self.latch.impulse[:3]) if self.latch else 0.0
+            ),
+            **trig.metrics(self.period),
         }
         # the stack's rate: the larger of the base's and the (held) target's
         t, w = res.t[after], np.linalg.norm(res["v"][after, :3], axis=1)
@@ -333,7 +367,9 @@ class Capture:
             max(np.linalg.norm(device_momentum(sy, qk, vk)) for qk, vk in
                 zip(res["q"][after], res["v"][after], strict=True))
         )  # fmt: skip
-        out.update(navigation_metrics(self.nav, self.period, c["approach_duration"]))
+        out.update(
+            navigation_metrics(self.nav, self.period, c["approach_duration"], self.trigger.tick)
+        )
         return out
 
 

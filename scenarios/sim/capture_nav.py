@@ -127,13 +127,13 @@ def estimate_errors(target, poses_est, twists_est, poses, twists) -> np.ndarray:
     return out
 
 
-def navigation_metrics(est, period, window_start) -> dict:
-    """The metrics of ``TARGET_NAV_METRICS``: the estimate's errors at the grasp (its last
-    tick) and their rms over the ticks from ``window_start`` [s] (the end of the approach:
-    synchronised) to the grasp; all zero with perfect knowledge (``est`` None)."""
+def navigation_metrics(est, period, window_start, grasp_tick) -> dict:
+    """The metrics of ``TARGET_NAV_METRICS``: the estimate's errors at the grasp (the tick
+    ``grasp_tick``) and their rms over the ticks from ``window_start`` [s] (the end of the
+    approach: synchronised) to the grasp; all zero with perfect knowledge (``est`` None)."""
     if est is None:
         return dict.fromkeys(TARGET_NAV_METRICS, 0.0)
-    e = est.errors
+    e = est.errors[: grasp_tick + 1]
     sync = e[np.arange(len(e)) * period >= window_start - 1e-9]
     return {
         "target_nav_pos_err_at_grasp": float(e[-1, 0]),
@@ -153,15 +153,18 @@ def navigation_series(est) -> dict:
 
 class _NavigationRows:
     """A recorder passing rows on to ``rec`` with the estimate's errors added (the row of
-    the tick ``round(t / period)``, NaN past the grasp)."""
+    the tick ``round(t / period)``, NaN past the grasp: ``grasp_tick``, set by the capture
+    when it grasps, and past the table)."""
 
     def __init__(self, rec, errors, period):
         self.rec, self.manifest, self.errors, self.period = rec, rec.manifest, errors, period
+        self.grasp_tick = None
 
     def add_rows(self, m, **blocks):
         k = np.round(np.asarray(blocks["t"][:m]) / self.period).astype(int)
         e = np.full((m, 4), np.nan)
-        inside = k < len(self.errors)
+        end = len(self.errors) if self.grasp_tick is None else self.grasp_tick + 1
+        inside = k < min(end, len(self.errors))
         e[inside] = self.errors[k[inside]]
         self.rec.add_rows(m, **blocks, target_nav_error=e)
 

@@ -96,6 +96,10 @@ class ClosedLoop:
         #: [s] wall time spent in the compiled loop (the simulation itself: no start-up,
         #: compiling, recording or writing)
         self.loop_time = 0.0
+        #: optional stop rule (a capture's grasp trigger): ``stop.chunk_end(k, k1)`` bounds
+        #: a chunk from tick k, ``stop.check(k, q, v)`` (the state at tick k, between
+        #: chunks) True ends the run before tick k; None: every tick to the end
+        self.stop = None
 
     def simulate(self, rec, checkpoint, bar):
         cfg, sy, period = self.cfg, self.sy, self.period
@@ -110,6 +114,8 @@ class ClosedLoop:
         k = 0
         while k <= N:
             t = self.t = k * period
+            if self.stop is not None and self.stop.check(k, self.q, self.v):
+                break
             # ---- thruster faults take effect from the first tick at or after their time
             while faults and faults[0]["time"] <= t + 1e-9:
                 f = faults.pop(0)
@@ -127,6 +133,8 @@ class ClosedLoop:
             k1 = min(N + 1, c + 1, p + 1)
             if faults:
                 k1 = min(k1, max(k + 1, math.ceil((faults[0]["time"] - 1e-9) / period)))
+            if self.stop is not None:
+                k1 = max(k + 1, min(k1, self.stop.chunk_end(k, k1)))
             self._chunk(rec, k, k1, rng)
             bar.update(self.t)
             k = k1

@@ -2,6 +2,8 @@
 ``[target]`` (a free rigid body with a grapple fixture) and the ``[capture]`` timeline
 (approach, synchronise, grasp, detumble).  ``docs/capture.md`` describes them."""
 
+import math
+
 from .config import Field as F
 from .config import ScenarioError, Section
 from .schema_target_nav import TARGET_NAV_METRICS, TARGET_NAV_SECTIONS, target_nav_checks
@@ -30,6 +32,11 @@ CAPTURE_METRICS = {
     "base_attitude_excursion": ("deg", "largest base attitude error after the grasp"),
     "capture_thruster_impulse": ("N s", "thrusters' impulse after the grasp"),
     "device_momentum_peak": ("N m s", "largest momentum the devices hold after the grasp"),
+    "grasp_missed": ("-", "1: not grasped by capture.grasp_time (the trigger never fired)"),
+    "grasp_instant": ("s", "when the grasp happened"),
+    "grasp_relative_speed": ("m/s", "fixture's speed relative to the end-effector at grasp"),
+    "grasp_relative_rate": ("rad/s", "fixture's rate relative to the end-effector at grasp"),
+    "grasp_latch_impulse_force": ("N s", "restitution > 0: norm of the latch's impulse force"),
     **TARGET_NAV_METRICS,  # the target's relative navigation ([target_navigation])
 }
 
@@ -96,8 +103,31 @@ CAPTURE_SECTIONS = {
                 length=3,
                 doc="the end-effector's offset from the fixture at t = 0, fixture axes",
             ),
+            "trigger": F(
+                "choice",
+                "aligned",
+                choices=("aligned", "time"),
+                doc="aligned: grasp at the first tick after the approach with the fixture "
+                "within grasp_tolerance and the relative twist within grasp_rate_tolerance "
+                "for grasp_dwell; time: at grasp_time (within grasp_tolerance)",
+            ),
             "grasp_time": F(
-                "float", 8.0, "s", **_POS, doc="the grasp instant (after approach_duration)"
+                "float",
+                8.0,
+                "s",
+                **_POS,
+                doc="trigger time: the grasp instant; aligned: the latest (missed after it)",
+            ),
+            "grasp_rate_tolerance": F(
+                "float",
+                0.01,
+                "m/s or rad/s",
+                min=0.0,
+                doc="aligned trigger: largest relative speed [m/s] and rate [rad/s] of the "
+                "fixture to the end-effector",
+            ),
+            "grasp_dwell": F(
+                "float", 0.1, "s", min=0.0, doc="aligned trigger: how long the alignment holds"
             ),
             "grasp_tolerance": F(
                 "float",
@@ -107,7 +137,12 @@ CAPTURE_SECTIONS = {
                 doc="largest fixture-to-end-effector distance [m] and angle [rad] at the grasp",
             ),
             "restitution": F(
-                "float", 0.0, min=0.0, max=0.0, doc="0: a rigid grasp (the only one modelled)"
+                "float",
+                0.0,
+                min=0.0,
+                max=1.0,
+                doc="the contact's restitution e on the relative twist (0: rigid), then a "
+                "rigid latch at the same instant",
             ),
             "hold_omega_n": F(
                 "float",
@@ -161,6 +196,15 @@ def capture_checks(cfg: dict, source: str) -> None:
         raise ScenarioError(
             f"{source}: capture.grasp_time = {c['grasp_time']:g} s must be a whole number of "
             f"control periods (control.rate = {cfg['control']['rate']:g} Hz)"
+        )
+    dwell = math.ceil(c["grasp_dwell"] / period - 1e-9)  # the trigger's whole ticks
+    if c["trigger"] == "aligned" and (
+        math.ceil(c["approach_duration"] / period - 1e-9) + dwell > round(ticks)
+    ):
+        raise ScenarioError(
+            f"{source}: capture.grasp_dwell = {c['grasp_dwell']:g} s after "
+            f"capture.approach_duration = {c['approach_duration']:g} s ends after "
+            f"capture.grasp_time = {c['grasp_time']:g} s: the aligned trigger could never fire"
         )
     if cfg["arm"]["model"] == "none":
         raise ScenarioError(f'{source}: scenario.kind = "capture" needs an arm (arm.model)')

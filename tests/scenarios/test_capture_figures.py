@@ -41,6 +41,7 @@ SHORT = [
     "capture.approach_duration=1.0",
     "capture.grasp_time=1.5",
     "capture.residual_rate_deg_s=1.0",  # reached within the second after the grasp
+    "target_navigation.enabled=false",  # the approach starts exactly at the stand-off
     "outputs.plots=false",
 ]
 #: the UR5 servicer of ``ur5-waypoints`` with a 30 kg target (tests/scenarios/

@@ -9,6 +9,8 @@ at least as well); the seeding rule (same seed, same estimate).
 Short runs: the scenario tests' ``SHORT`` capture, grasped at 2 s, 2.1 s simulated.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from test_capture_scenario import SHORT, _simulate
@@ -158,3 +160,28 @@ def test_a_noise_free_sensor_from_a_true_start_reproduces_perfect_knowledge():
     m0, m1 = cap0.metrics(rows0), cap1.metrics(rows1)
     assert m1["grasp_distance"] == pytest.approx(m0["grasp_distance"], rel=0.0, abs=1e-9)
     assert m1["target_nav_pos_err_at_grasp"] < 1e-12
+
+
+def test_an_aligned_grasp_and_a_miss_keep_the_estimate_in_step():
+    # aligned trigger: the grasp earlier than the timeout; the metrics at the grasp's tick
+    cap, rows = _simulate([*NAV, "capture.trigger=aligned", "capture.grasp_dwell=0.2"])
+    k = int(round(cap.t_grasp / cap.period))
+    assert cap.t_grasp < 2.0 - 1e-9 and len(cap.nav.q) > k + 1  # the table goes on
+    out = cap.metrics(rows)
+    e = rows["target_nav_error"]
+    assert out["target_nav_pos_err_at_grasp"] == cap.nav.errors[k, 0]
+    assert np.all(np.isnan(e[rows.t > cap.t_grasp + 1e-9]))
+    # a miss: the approach runs on to the end, still on the estimate, recorded to the end
+    cap, rows = _simulate([*NAV, "capture.trigger=aligned", "capture.grasp_tolerance=1e-7"])
+    assert cap.impact is None and cap.trigger.missed
+    n = cap.rows
+    assert cap.nav.q.shape[0] == n and cap.motion.q.shape[0] == n
+    F_est = np.array([dq_mul(p, cap.target.fixture) for p in cap.nav.q])
+    assert np.array_equal(cap.track.F, F_est)  # the track is the extended estimate's
+    assert not np.any(np.isnan(rows["target_nav_error"]))
+    assert rows.t[-1] == pytest.approx(cap.duration)
+    # the estimate of the longer motion is the first one's continuation (causal, same draws)
+    m = int(round(2.0 / cap.period)) + 1  # the table up to the timeout, before the miss
+    first = SimpleNamespace(q=cap.motion.q[:m], v=cap.motion.v[:m])
+    short = target_estimate(cap.cfg, cap.target, first, cap.period)
+    assert np.array_equal(short.q, cap.nav.q[:m]) and np.array_equal(short.v, cap.nav.v[:m])
