@@ -422,7 +422,8 @@ def start_pose_keys(cfg) -> str:
     if cfg["scenario"]["kind"] == "capture":  # the fixture with the stand-off at t = 0
         t = cfg["target"]
         return (
-            f"target.xyz = {list(t['xyz'])}, rpy_deg = {list(t['rpy_deg'])}, fixture_xyz = "
+            f"target.placement = {t['placement']!r}, xyz = {list(t['xyz'])}, rpy_deg = "
+            f"{list(t['rpy_deg'])}, fixture_xyz = "
             f"{list(t['fixture_xyz'])}, fixture_rpy_deg = {list(t['fixture_rpy_deg'])} and "
             f"capture.standoff = {list(cfg['capture']['standoff'])}"
         )

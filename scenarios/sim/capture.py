@@ -57,6 +57,7 @@ from ...multibody import (
     inverse_dynamics,
     momentum,
 )
+from ..build.arm import arm, base_body, joint_values
 from ..spec.config import ScenarioError
 from ..spec.schema_capture import CAPTURE_METRICS
 from .capture_nav import (
@@ -68,7 +69,7 @@ from .capture_nav import (
 from .capture_trigger import GraspTrigger, grasp
 from .closed_loop import ClosedLoop
 
-__all__ = ["Capture", "FixtureTrack", "target_of", "CAPTURE_METRICS"]
+__all__ = ["Capture", "FixtureTrack", "target_of", "placed", "CAPTURE_METRICS"]
 
 #: RK4 steps of the target's propagation per control period
 TARGET_SUBSTEPS = 10
@@ -88,6 +89,27 @@ def target_of(cfg) -> tuple[Target, np.ndarray, np.ndarray]:
     pose0 = dq_from_rpy_deg(t["rpy_deg"], t["xyz"])
     twist0 = target.twist(np.radians(t["rate_deg_s"]), t["velocity"])
     return target, pose0, twist0
+
+
+def placed(cfg, target: Target, pose0: np.ndarray) -> np.ndarray:
+    """The target's initial pose (8,) in the servicer's initial base frame: ``pose0``
+    (``target.xyz``, ``rpy_deg``) with ``target.placement = "base"``; with
+    ``"end_effector"``, ``F0 = E0 o X o S0^-1`` is the fixture's pose (``E0`` the
+    end-effector's at ``arm.initial_joints_deg``, ``X = pose0`` the offset, ``S0`` the
+    stand-off at t = 0) and the target's ``F0 o P^-1`` (``P`` the fixture in the target's
+    frame): with a zero offset the approach starts where the arm stands, on any arm."""
+    if cfg["target"]["placement"] == "base":
+        return pose0
+    model, info = arm(cfg, base_body(cfg))
+    q = model.neutral_configuration()
+    if cfg["arm"]["initial_joints_deg"]:  # deg for a revolute joint, m for a prismatic one
+        q[8 : 8 + info.n] = joint_values(
+            cfg["arm"]["initial_joints_deg"], info.prismatic, "arm.initial_joints_deg"
+        )
+    E0 = frame_pose(model, q, info.ee_frame)
+    S0 = dq_from_quat_translation(np.array([1.0, 0.0, 0.0, 0.0]), cfg["capture"]["standoff"])
+    F0 = dq_mul(dq_mul(E0, pose0), dq_conj(S0))
+    return dq_mul(F0, dq_conj(target.fixture))
 
 
 class FixtureTrack:
@@ -203,6 +225,7 @@ class Capture:
         if cfg["base_reference"]["type"] != "hold":
             raise ScenarioError('a capture scenario holds the base: base_reference.type = "hold"')
         self.target, pose0, twist0 = target_of(cfg)
+        pose0 = placed(cfg, self.target, pose0)
         n = int(round(self.t_grasp / self.period))  # to the timeout (a miss: _extend)
         motion = free_motion(
             self.target, pose0, twist0, dt=self.period / TARGET_SUBSTEPS,

@@ -59,12 +59,22 @@ CAPTURE_SECTIONS = {
             "fixture_rpy_deg": F(
                 "vec", [0.0, 0.0, 0.0], "deg", length=3, doc="grapple fixture, body frame"
             ),
+            "placement": F(
+                "choice",
+                "base",
+                choices=("base", "end_effector"),
+                doc="base: xyz and rpy_deg place the target frame in the servicer's initial "
+                "base frame; end_effector: they place the grapple fixture relative to the "
+                "end-effector at arm.initial_joints_deg, before the stand-off (zeros: the "
+                "fixture where the arm starts, capture.standoff away; reachable on any arm)",
+            ),
             "xyz": F(
                 "vec",
                 [1.5, 0.0, 0.0],
                 "m",
                 length=3,
-                doc="the target frame's initial position in the servicer's initial base frame",
+                doc="the target frame's initial position in the servicer's initial base frame "
+                "(placement = end_effector: the fixture's offset in the end-effector's axes)",
             ),
             "rpy_deg": F(
                 "vec", [0.0, 0.0, 0.0], "deg", length=3, doc="its initial orientation, same frame"

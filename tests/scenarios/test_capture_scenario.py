@@ -260,7 +260,8 @@ def test_bad_capture_keys_are_named(override, named):
 
 
 def test_a_fixture_out_of_reach_is_an_error_naming_the_target_keys():
-    with pytest.raises(ScenarioError, match=r"target\.xyz = \[5\.0.*not reachable"):
+    named = r"target\.placement = 'base', xyz = \[5\.0.*not reachable"
+    with pytest.raises(ScenarioError, match=named):
         Capture(load_scenario("capture", [*SHORT, "target.xyz=[5.0,0.0,0.0]"]).config)
 
 
