@@ -79,6 +79,8 @@ def impedance_hold(
     zeta)`` with ``I_E`` the target's inertia about the end-effector (:func:`held_inertia`;
     its diagonal), so that each axis of the held target, on a base at rest and a massless
     arm, is a second-order system of natural frequency ``omega_n`` and damping ``zeta``.
+    The arm's planned acceleration (fed forward to the base law) is the one with the base
+    held (``held_base``).
     """
     mass, J = held_inertia(target, held)
     gains = PDGains.from_natural_frequency(mass, J, omega_n, zeta)
@@ -90,6 +92,7 @@ def impedance_hold(
         null_space_damping=null_space_damping,
         computed_torque=False,
         wrench_limit=wrench_limit,
+        held_base=True,
     )
 
 

@@ -20,7 +20,10 @@ model), the dual PD law gives ``u^ = -(k_p log e^ + k_d w^_e)`` (P46, twist orde
   J; the arm's acceleration for the base feedforward is estimated by the forward dynamics.
   ``wrench_limit=(f_max, tau_max)`` saturates the PD wrench first: its force and its torque
   are each scaled down to those norms (an impedance whose wrench on what the end-effector
-  holds stays bounded: the capture's hold, ``docs/capture.md``).
+  holds stays bounded: the capture's hold, ``docs/capture.md``).  ``held_base=True``
+  estimates the arm's acceleration with the base held instead (``a_m = M_mm^-1 (tau -
+  c_m)``, the base rows left out): the one its base law aims at; with a heavy payload the
+  free-base estimate, paired with a held base in the feedforward, is far off.
 
 ``J`` is the LOCAL Jacobian of E's arm columns (E's twist relative to the root, in E): the
 right choice when the base is held by its own controller.  For an uncontrolled free-floating
@@ -46,6 +49,8 @@ from ..multibody import (
     frame_jacobian,
     frame_pose,
     generalized_jacobian,
+    inverse_dynamics,
+    mass_matrix,
 )
 from .arm import JointComputedTorque, JointGains
 from .ik import arm_coordinates
@@ -113,6 +118,8 @@ class TaskSpaceController:
         acceleration would push further out is stopped there (acceleration zeroed)
     wrench_limit : (f_max [N], tau_max [N m]), optional, transpose form only: the PD
         wrench's force and torque are each scaled down to these norms
+    held_base : bool, transpose form: the arm's acceleration (``acc``, fed forward to the
+        base) with the base held rather than free
     """
 
     def __init__(
@@ -126,6 +133,7 @@ class TaskSpaceController:
         computed_torque: bool = True,
         limits: ArrayLike | None = None,
         wrench_limit: tuple[float, float] | None = None,
+        held_base: bool = False,
     ) -> None:
         if not isinstance(gains, PDGains):
             raise ValueError(f"gains must be a PDGains, got {type(gains).__name__}")
@@ -147,7 +155,7 @@ class TaskSpaceController:
                     f"(the transpose form), got {wrench_limit!r}"
                 )
             wrench_limit = (float(lim[0]), float(lim[1]))
-        self.wrench_limit = wrench_limit
+        self.wrench_limit, self.held_base = wrench_limit, bool(held_base)
         frame_pose(model, model.neutral_configuration(), frame)  # checks the frame name
         self.model, self.gains, self.frame = model, gains, frame
         self.jacobian, self.k_null, self.computed_torque = jacobian, k, bool(computed_torque)
@@ -218,7 +226,11 @@ class TaskSpaceController:
             tau = Jt.T @ u - self.k_null * vm  # power pairing: <J v_m, u> = v_m . J^T u
             full = np.zeros(m.nv)
             full[self._v0 :] = tau
-            acc = forward_dynamics(m, q, v, full)[self._v0 :]
+            if self.held_base and m.floating:  # M_mm a_m = tau - c_m, the base at a_b = 0
+                c = inverse_dynamics(m, q, v, np.zeros(m.nv))[self._v0 :]
+                acc = np.linalg.solve(mass_matrix(m, q)[self._v0 :, self._v0 :], tau - c)
+            else:
+                acc = forward_dynamics(m, q, v, full)[self._v0 :]
             a_b = np.zeros(6) if m.floating else np.zeros(0)
         jref = JointReference(q[self._q0 :].copy(), vm.copy(), acc.copy())
         w = None if self.computed_torque else f

@@ -56,6 +56,7 @@ from ...multibody import (
 )
 from ..spec.config import ScenarioError
 from ..spec.schema_capture import CAPTURE_METRICS
+from .capture_hold import hold_laws
 from .closed_loop import ClosedLoop
 
 __all__ = ["Capture", "FixtureTrack", "target_of", "CAPTURE_METRICS"]
@@ -262,7 +263,8 @@ class Capture:
         ee_pose = frame_pose(p1.sy.plant, q, ee)
         self.held = dq_mul(dq_conj(ee_pose), pose)
         cfg2 = _holding(self.cfg, self.target, self.held, q, p1.sy.arm_info)
-        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, imp.v))
+        laws = hold_laws(self.cfg, self.target, self.held) if c["hold"] == "impedance" else None
+        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, imp.v), laws=laws)
         part = {"events": rec.manifest["events"]}
         p2.simulate(
             _Phase(rec, self.t_grasp, np.inf, self._held_target, part),

@@ -98,13 +98,36 @@ CAPTURE_SECTIONS = {
             "restitution": F(
                 "float", 0.0, min=0.0, max=0.0, doc="0: a rigid grasp (the only one modelled)"
             ),
+            "hold": F(
+                "choice",
+                "impedance",
+                choices=("impedance", "joint"),
+                doc="after the grasp: a task-space impedance about the end-effector's pose, "
+                "its wrench and the base law limited by the interface limits; or the joint "
+                "law of arm_controller (no limit)",
+            ),
             "hold_omega_n": F(
                 "float",
                 1.0,
                 "rad/s",
                 **_POS,
-                doc="after the grasp: the arm law's natural frequency (arm_controller.omega_n "
-                "before), low for a compliant hold of the heavy target",
+                doc="after the grasp: the held target's natural frequency (impedance), or the "
+                "arm law's (joint: arm_controller.omega_n before)",
+            ),
+            "hold_zeta": F("float", 1.0, **_POS, doc="impedance: the held target's damping ratio"),
+            "interface_force_limit": F(
+                "float", 100.0, "N", **_POS, doc="impedance: largest force on the held target"
+            ),
+            "interface_torque_limit": F(
+                "float", 100.0, "N m", **_POS, doc="impedance: largest torque, fixture origin"
+            ),
+            "interface_margin": F(
+                "float",
+                0.8,
+                min=0.0,
+                min_inclusive=False,
+                max=1.0,
+                doc="impedance: the laws aim at this fraction of the interface limits",
             ),
             "residual_rate_deg_s": F(
                 "float",
@@ -164,3 +187,10 @@ def capture_checks(cfg: dict, source: str) -> None:
         )
     if cfg.get("extra_arm"):
         raise ScenarioError(f"{source}: [[extra_arm]]: a capture scenario has one arm")
+    bc = cfg["base_controller"]
+    if c["hold"] == "impedance" and (bc["law"] != "dual_pd" or bc["translation"] != "base"):
+        raise ScenarioError(
+            f"{source}: capture.hold = 'impedance' limits the base's dual PD after the grasp: "
+            f"base_controller.law = 'dual_pd' and translation = 'base' (got "
+            f"{bc['law']!r}, {bc['translation']!r}), or capture.hold = 'joint'"
+        )

@@ -28,7 +28,7 @@ from dqspace.control.capture_hold import (
 from dqspace.control.task_space import TaskSpaceController
 from dqspace.dq import dq_from_rpy_deg, dq_mul, rotation_matrix_from_dq, swap
 from dqspace.multibody import Target, attach_target, frame_pose, models
-from support.pin_bridge import q_to_pin, se3, to_pinocchio
+from support.pin_bridge import q_to_pin, se3, to_pinocchio, v_to_pin
 
 RNG = np.random.default_rng(2028)
 
@@ -96,6 +96,20 @@ def test_the_impedance_torque_is_J_transpose_w_by_pinocchio(k):
     expected = J.T @ w - 1.5 * v[6:]
     assert np.abs(w).max() > 1.0  # a real wrench: the comparison can fail
     assert np.allclose(cmd.tau, expected, rtol=0.0, atol=1e-10 * np.abs(expected).max())
+
+
+def test_the_planned_acceleration_is_the_held_bases_by_pinocchio():
+    # the arm's acceleration fed forward to the base law: the base held (a_b = 0), so that
+    # Pinocchio's RNEA of [0, a_m] gives the joint torques back in the arm's rows
+    rng = np.random.default_rng(150)
+    stack, target, held, q, v, ref = _case(rng)
+    hold = impedance_hold(stack, target, held, omega_n=1.0, null_space_damping=0.5)
+    cmd = hold(0.0, State(q, v), ref)
+    pm = to_pinocchio(stack)
+    tau = pin.rnea(pm, pm.createData(), q_to_pin(stack, q), v_to_pin(stack, v),
+                   np.r_[np.zeros(6), cmd.acc])  # fmt: skip
+    assert np.abs(cmd.tau).max() > 1e-2
+    assert np.allclose(tau[6:], cmd.tau, rtol=0.0, atol=1e-9 * np.abs(cmd.tau).max())
 
 
 @pytest.mark.parametrize("k", range(4))
