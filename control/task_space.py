@@ -20,7 +20,8 @@ model), the dual PD law gives ``u^ = -(k_p log e^ + k_d w^_e)`` (P46, twist orde
   J; the arm's acceleration for the base feedforward is estimated by the forward dynamics.
   ``wrench_limit=(f_max, tau_max)`` saturates the PD wrench first: its force and its torque
   are each scaled down to those norms (an impedance whose wrench on what the end-effector
-  holds stays bounded: the capture's hold, ``docs/capture.md``).  ``held_base=True``
+  holds stays bounded: the capture's hold, ``docs/capture.md``; the damping ``k_n v_m`` is
+  then kept to the null space, ``(1 - J^T J^{+T}) k_n v_m``).  ``held_base=True``
   estimates the arm's acceleration with the base held instead (``a_m = M_mm^-1 (tau -
   c_m)``, the base rows left out): the one its base law aims at; with a heavy payload the
   free-base estimate, paired with a held base in the feedforward, is far off.
@@ -117,7 +118,9 @@ class TaskSpaceController:
     limits : (n, 2) joint limits [rad], optional: a joint on a limit that the planned
         acceleration would push further out is stopped there (acceleration zeroed)
     wrench_limit : (f_max [N], tau_max [N m]), optional, transpose form only: the PD
-        wrench's force and torque are each scaled down to these norms
+        wrench's force and torque are each scaled down to these norms, and the damping
+        ``k_n v_m`` projected onto the null space of ``J^{+T}`` (it then adds no static
+        wrench at the end-effector)
     held_base : bool, transpose form: the arm's acceleration (``acc``, fed forward to the
         base) with the base held rather than free
     """
@@ -223,7 +226,10 @@ class TaskSpaceController:
                 Jt = generalized_jacobian(m, q, self.frame, Reference.LOCAL)
             else:
                 Jt = J
-            tau = Jt.T @ u - self.k_null * vm  # power pairing: <J v_m, u> = v_m . J^T u
+            damping = self.k_null * vm
+            if self.wrench_limit is not None:  # in the null space: no wrench at E (static)
+                damping = damping - Jt.T @ (np.linalg.pinv(Jt.T, rcond=1e-8) @ damping)
+            tau = Jt.T @ u - damping  # power pairing: <J v_m, u> = v_m . J^T u
             full = np.zeros(m.nv)
             full[self._v0 :] = tau
             if self.held_base and m.floating:  # M_mm a_m = tau - c_m, the base at a_b = 0
