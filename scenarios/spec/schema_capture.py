@@ -187,10 +187,3 @@ def capture_checks(cfg: dict, source: str) -> None:
         )
     if cfg.get("extra_arm"):
         raise ScenarioError(f"{source}: [[extra_arm]]: a capture scenario has one arm")
-    bc = cfg["base_controller"]
-    if c["hold"] == "impedance" and (bc["law"] != "dual_pd" or bc["translation"] != "base"):
-        raise ScenarioError(
-            f"{source}: capture.hold = 'impedance' limits the base's dual PD after the grasp: "
-            f"base_controller.law = 'dual_pd' and translation = 'base' (got "
-            f"{bc['law']!r}, {bc['translation']!r}), or capture.hold = 'joint'"
-        )

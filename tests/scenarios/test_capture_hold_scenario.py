@@ -140,7 +140,6 @@ def test_a_tighter_limit_gives_a_slower_detumble_and_the_peak_follows_it(three_l
         ("capture.interface_torque_limit=-1.0", "capture.interface_torque_limit"),
         ("capture.interface_margin=1.5", "capture.interface_margin"),
         ("capture.hold_zeta=0.0", "capture.hold_zeta"),
-        ("base_controller.law=dual_pid", "capture.hold"),
     ],
 )
 def test_bad_hold_keys_are_named(override, named):
