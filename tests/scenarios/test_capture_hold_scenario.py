@@ -86,7 +86,7 @@ def test_a_heavier_faster_target_on_the_ur5_servicer_stays_within_the_limits():
     f_lim, t_lim, eta = _limits(cap)
     f, t = _peaks(cap, rows)
     assert f <= f_lim and t <= t_lim
-    assert t >= 0.9 * eta * t_lim  # binding: 9 N m without the limit
+    assert t >= 0.9 * eta * t_lim  # binding: 5.9 N m without the limit
     _arm_within_its_torque_limits(cap, rows)
 
 
