@@ -8,6 +8,8 @@
 * :mod:`~dqspace.control.disturbance_observer` -- the base law with a disturbance observer;
 * :mod:`~dqspace.control.com_hold` -- the base law holding the system's centre of mass
   and the base attitude;
+* :mod:`~dqspace.control.capture_hold` -- a captured target held by a task-space
+  impedance, and the base law limited to what the grapple interface passes on;
 * :mod:`~dqspace.control.arm` -- IK references tracked by joint-space computed torque;
 * :mod:`~dqspace.control.ik` -- damped least squares on the pose error, joint limits;
 * :mod:`~dqspace.control.trajectories` -- references: lemniscate (P51), ScLERP, hold;
@@ -39,6 +41,7 @@ from .arm import (
 )
 from .base import BaseCommand, BaseController
 from .base_integral import BasePIDController, IntegralGains
+from .capture_hold import InterfaceLimitedBase
 from .com_hold import CoMHoldController
 from .disturbance_observer import BaseDOBController
 from .ik import IIWA_JOINT_LIMITS, IIWA_LEMNISCATE_SEED, IKResult, IKStatus, solve_ik
@@ -85,6 +88,7 @@ __all__ = [
     "BaseDOBController",
     "BasePIDController",
     "CoMHoldController",
+    "InterfaceLimitedBase",
     "ConstantPose",
     "DualPD",
     "IKResult",

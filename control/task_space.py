@@ -18,6 +18,13 @@ model), the dual PD law gives ``u^ = -(k_p log e^ + k_d w^_e)`` (P46, twist orde
   with ``f^`` the PD wrench ``[f, tau]`` (``swap`` pairs it with the twist for power, see
   ``docs/conventions.md``): a spring and damper at the end-effector, no model needed beyond
   J; the arm's acceleration for the base feedforward is estimated by the forward dynamics.
+  ``wrench_limit=(f_max, tau_max)`` saturates the PD wrench first: its force and its torque
+  are each scaled down to those norms (an impedance whose wrench on what the end-effector
+  holds stays bounded: the capture's hold, ``docs/capture.md``; the damping ``k_n v_m`` is
+  then kept to the null space, ``(1 - J^T J^{+T}) k_n v_m``).  ``held_base=True``
+  estimates the arm's acceleration with the base held instead (``a_m = M_mm^-1 (tau -
+  c_m)``, the base rows left out): the one its base law aims at; with a heavy payload the
+  free-base estimate, paired with a held base in the feedforward, is far off.
 
 ``J`` is the LOCAL Jacobian of E's arm columns (E's twist relative to the root, in E): the
 right choice when the base is held by its own controller.  For an uncontrolled free-floating
@@ -43,6 +50,8 @@ from ..multibody import (
     frame_jacobian,
     frame_pose,
     generalized_jacobian,
+    inverse_dynamics,
+    mass_matrix,
 )
 from .arm import JointComputedTorque, JointGains
 from .ik import arm_coordinates
@@ -50,7 +59,18 @@ from .pd import PDGains, State, dual_pd
 from .pose_error import PoseError, pose_error
 from .trajectories import JointReference, PoseReference
 
-__all__ = ["TaskSpaceController", "TaskSpaceCommand"]
+__all__ = ["TaskSpaceController", "TaskSpaceCommand", "saturate_wrench"]
+
+
+def saturate_wrench(wrench: ArrayLike, f_max: float, tau_max: float) -> NDArray[np.float64]:
+    """``[f, tau]`` (6,) with the force scaled down to the norm ``f_max`` [N] and the
+    torque to ``tau_max`` [N m] when above them (each keeps its direction)."""
+    w = np.array(wrench, dtype=float)
+    for part, cap in ((slice(0, 3), f_max), (slice(3, 6), tau_max)):
+        norm = float(np.linalg.norm(w[part]))
+        if norm > cap:
+            w[part] *= cap / norm
+    return w
 
 
 @dataclass(frozen=True)
@@ -66,6 +86,8 @@ class TaskSpaceCommand:
     joint_error : (n,) zeros (no joint reference in a task-space law)
     task_error : PoseError of the end-effector
     ik : None
+    wrench : (6,) ``[f, tau]`` the transpose form's (saturated) PD wrench at the
+        end-effector, in its axes (None in the computed-torque form)
     """
 
     tau: NDArray[np.float64]
@@ -75,6 +97,7 @@ class TaskSpaceCommand:
     joint_error: NDArray[np.float64]
     task_error: PoseError
     ik: Any = None
+    wrench: Any = None
 
 
 class TaskSpaceController:
@@ -94,6 +117,12 @@ class TaskSpaceController:
     computed_torque : bool
     limits : (n, 2) joint limits [rad], optional: a joint on a limit that the planned
         acceleration would push further out is stopped there (acceleration zeroed)
+    wrench_limit : (f_max [N], tau_max [N m]), optional, transpose form only: the PD
+        wrench's force and torque are each scaled down to these norms, and the damping
+        ``k_n v_m`` projected onto the null space of ``J^{+T}`` (it then adds no static
+        wrench at the end-effector)
+    held_base : bool, transpose form: the arm's acceleration (``acc``, fed forward to the
+        base) with the base held rather than free
     """
 
     def __init__(
@@ -106,6 +135,8 @@ class TaskSpaceController:
         null_space_damping: float = 2.0,
         computed_torque: bool = True,
         limits: ArrayLike | None = None,
+        wrench_limit: tuple[float, float] | None = None,
+        held_base: bool = False,
     ) -> None:
         if not isinstance(gains, PDGains):
             raise ValueError(f"gains must be a PDGains, got {type(gains).__name__}")
@@ -119,6 +150,15 @@ class TaskSpaceController:
         k = float(null_space_damping)
         if not (np.isfinite(k) and k >= 0):
             raise ValueError(f"null_space_damping must be >= 0 and finite, got {k}")
+        if wrench_limit is not None:
+            lim = np.asarray(wrench_limit, dtype=float)
+            if computed_torque or lim.shape != (2,) or not np.all(lim > 0):
+                raise ValueError(
+                    "wrench_limit must be (f_max, tau_max) > 0, with computed_torque=False "
+                    f"(the transpose form), got {wrench_limit!r}"
+                )
+            wrench_limit = (float(lim[0]), float(lim[1]))
+        self.wrench_limit, self.held_base = wrench_limit, bool(held_base)
         frame_pose(model, model.neutral_configuration(), frame)  # checks the frame name
         self.model, self.gains, self.frame = model, gains, frame
         self.jacobian, self.k_null, self.computed_torque = jacobian, k, bool(computed_torque)
@@ -164,7 +204,10 @@ class TaskSpaceController:
         qa = self._relative(q)
         J = frame_jacobian(m, qa, self.frame, Reference.LOCAL)[:, self._v0 :]
         err = pose_error(frame_pose(m, qa, self.frame), reference.pose, J @ vm, reference.twist)
-        u = swap(dual_pd(err, self.gains))  # twist order: -(k_p log e + k_d w_e)
+        f = dual_pd(err, self.gains)  # [f, tau] = swap(-(k_p log e + k_d w_e))
+        if self.wrench_limit is not None:
+            f = saturate_wrench(f, *self.wrench_limit)
+        u = swap(f)  # twist order
         if self.computed_torque:
             va = np.zeros(m.nv)
             va[self._v0 :] = vm
@@ -183,13 +226,21 @@ class TaskSpaceController:
                 Jt = generalized_jacobian(m, q, self.frame, Reference.LOCAL)
             else:
                 Jt = J
-            tau = Jt.T @ u - self.k_null * vm  # power pairing: <J v_m, u> = v_m . J^T u
+            damping = self.k_null * vm
+            if self.wrench_limit is not None:  # in the null space: no wrench at E (static)
+                damping = damping - Jt.T @ (np.linalg.pinv(Jt.T, rcond=1e-8) @ damping)
+            tau = Jt.T @ u - damping  # power pairing: <J v_m, u> = v_m . J^T u
             full = np.zeros(m.nv)
             full[self._v0 :] = tau
-            acc = forward_dynamics(m, q, v, full)[self._v0 :]
+            if self.held_base and m.floating:  # M_mm a_m = tau - c_m, the base at a_b = 0
+                c = inverse_dynamics(m, q, v, np.zeros(m.nv))[self._v0 :]
+                acc = np.linalg.solve(mass_matrix(m, q)[self._v0 :, self._v0 :], tau - c)
+            else:
+                acc = forward_dynamics(m, q, v, full)[self._v0 :]
             a_b = np.zeros(6) if m.floating else np.zeros(0)
         jref = JointReference(q[self._q0 :].copy(), vm.copy(), acc.copy())
-        return TaskSpaceCommand(tau, acc, a_b, jref, np.zeros(n), err)
+        w = None if self.computed_torque else f
+        return TaskSpaceCommand(tau, acc, a_b, jref, np.zeros(n), err, wrench=w)
 
     def _at_limits(self, theta, acc):
         if self.limits is None:

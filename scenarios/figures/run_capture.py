@@ -15,8 +15,9 @@ instant marked on every panel (the manifest's ``grasp`` event, a dash-dot line):
 * ``capture_interface``: the force and the torque the arm applies to the held target at
   the fixture (the target's inverse dynamics on its recorded motion, as the metrics
   compute it), against
-  ``capture.interface_force_limit`` / ``interface_torque_limit`` when the scenario sets
-  them and the requirements on ``interface_force_peak`` / ``interface_torque_peak``;
+  ``capture.interface_force_limit`` / ``interface_torque_limit`` when the impedance hold
+  (``capture.hold = "impedance"``) applies them, and the requirements on
+  ``interface_force_peak`` / ``interface_torque_peak``;
 * ``capture_approach``: the fixture's distance and angle from the end-effector until the
   grasp, against ``capture.grasp_tolerance``.
 
@@ -307,7 +308,8 @@ def plot_capture_interface(res):
             mask=after,
             style=component_style(0),
         )
-        lim = cap.get(f"interface_{what}_limit")
+        # the limits bind the impedance hold only (capture.hold = "joint": none)
+        lim = cap.get(f"interface_{what}_limit") if cap.get("hold") == "impedance" else None
         if type(lim) in (int, float) and math.isfinite(lim) and lim > 0:
             a.axhline(
                 lim,

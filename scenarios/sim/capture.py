@@ -60,6 +60,7 @@ from ...multibody import (
 from ..build.arm import arm, base_body, joint_values
 from ..spec.config import ScenarioError
 from ..spec.schema_capture import CAPTURE_METRICS
+from .capture_hold import hold_laws
 from .capture_nav import (
     navigation_metrics,
     navigation_recorder,
@@ -310,7 +311,8 @@ class Capture:
         self.held = dq_mul(dq_conj(ee_pose), pose)
         cfg2 = _holding(self.cfg, self.target, self.held, q, p1.sy.arm_info)
         cfg2["scenario"]["duration"] = self.duration - self.t_grasp
-        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, (latch or imp).v))
+        laws = hold_laws(self.cfg, self.target, self.held) if c["hold"] == "impedance" else None
+        self.phase2 = p2 = ClosedLoop(cfg2, initial_state=(q, (latch or imp).v), laws=laws)
         part = {"events": rec.manifest["events"]}
         p2.simulate(
             _Phase(rec, self.t_grasp, np.inf, self._held_target, part),

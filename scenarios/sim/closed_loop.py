@@ -58,11 +58,13 @@ class ClosedLoop:
     base reference (``base_reference.type = "hold"``) holding its base pose (both passed
     to :func:`~dqspace.scenarios.build.system.build_system`).  The flight software's own
     state (filters, integrators, held commands) starts afresh.  A capture
-    (:mod:`dqspace.scenarios.sim.capture`) runs its phase after the grasp so."""
+    (:mod:`dqspace.scenarios.sim.capture`) runs its phase after the grasp so.
+    ``laws`` (optional): called with the built system, before its flight software is
+    built, to set its controllers (a capture's hold after the grasp)."""
 
     closed = True
 
-    def __init__(self, cfg, *, trajectory=None, initial_state=None):
+    def __init__(self, cfg, *, trajectory=None, initial_state=None, laws=None):
         self.cfg = cfg
         # on a cold kernel cache, the plant's kernels compile in other processes while the
         # system is built here and while the loop and the tick's stages compile
@@ -73,6 +75,8 @@ class ClosedLoop:
                 self.sy = sy = build_system(cfg)
             else:  # a capture's phase (scenarios.sim.capture)
                 self.sy = sy = build_system(cfg, trajectory=trajectory, start=initial_state)
+            if laws is not None:
+                laws(sy)
             self.flight = flight_software(sy)
             self.plant = Plant(sy)
             self.reaction = AppliedReaction(

@@ -154,13 +154,36 @@ CAPTURE_SECTIONS = {
                 doc="the contact's restitution e on the relative twist (0: rigid), then a "
                 "rigid latch at the same instant",
             ),
+            "hold": F(
+                "choice",
+                "impedance",
+                choices=("impedance", "joint"),
+                doc="after the grasp: a task-space impedance about the end-effector's pose, "
+                "its wrench and the base law limited by the interface limits; or the joint "
+                "law of arm_controller (no limit)",
+            ),
             "hold_omega_n": F(
                 "float",
                 1.0,
                 "rad/s",
                 **_POS,
-                doc="after the grasp: the arm law's natural frequency (arm_controller.omega_n "
-                "before), low for a compliant hold of the heavy target",
+                doc="after the grasp: the held target's natural frequency (impedance), or the "
+                "arm law's (joint: arm_controller.omega_n before)",
+            ),
+            "hold_zeta": F("float", 1.0, **_POS, doc="impedance: the held target's damping ratio"),
+            "interface_force_limit": F(
+                "float", 100.0, "N", **_POS, doc="impedance: largest force on the held target"
+            ),
+            "interface_torque_limit": F(
+                "float", 100.0, "N m", **_POS, doc="impedance: largest torque, fixture origin"
+            ),
+            "interface_margin": F(
+                "float",
+                0.8,
+                min=0.0,
+                min_inclusive=False,
+                max=1.0,
+                doc="impedance: the laws aim at this fraction of the interface limits",
             ),
             "residual_rate_deg_s": F(
                 "float",

@@ -337,13 +337,18 @@ def test_the_interface_force_is_the_targets_mass_times_its_com_acceleration(cap,
     peak = cap.manifest["metrics"]["interface_force_peak"]
     assert np.nanmax(y) == pytest.approx(peak, rel=1e-12)
     assert np.max(np.abs(y[k] - f)) < 2e-2 * peak
-    # limits: the scenario's, when it has them; none otherwise
-    assert not [ln for ln in ax.get_lines() if ln.get_gid() == "interface_limit"]
-    capture = dict(cap.manifest["scenario"]["capture"], interface_force_limit=5.0)
+    # limits: the impedance hold's (the run's), none with the joint hold
+    run = cap.manifest["scenario"]["capture"]
+    assert run["hold"] == "impedance"
+    for axis, key in zip(figs["capture_interface"].axes[:2], ("force", "torque"), strict=True):
+        (lim,) = [ln for ln in axis.get_lines() if ln.get_gid() == "interface_limit"]
+        assert lim.get_ydata()[0] == run[f"interface_{key}_limit"]
+    capture = dict(run, interface_force_limit=5.0)
     fig = plot_capture_interface(_with_scenario(cap, capture=capture))
     (lim,) = [ln for ln in fig.axes[0].get_lines() if ln.get_gid() == "interface_limit"]
     assert lim.get_ydata()[0] == 5.0
-    assert not [ln for ln in fig.axes[1].get_lines() if ln.get_gid() == "interface_limit"]
+    fig = plot_capture_interface(_with_scenario(cap, capture=dict(run, hold="joint")))
+    assert not [ln for a in fig.axes for ln in a.get_lines() if ln.get_gid() == "interface_limit"]
 
 
 def test_the_approach_starts_at_the_standoff_and_ends_at_the_grasp_distance(cap, figs):
