@@ -204,10 +204,16 @@ def arm_gains_text(res) -> str:
 
 
 def capture_hold_text(res) -> str:
-    """A capture run's arm law after the grasp (``capture.hold_omega_n``); '' otherwise."""
+    """A capture run's arm law after the grasp (``capture.hold``: the impedance with its
+    natural frequency, damping and interface limits, or the joint hold's
+    ``hold_omega_n``); '' otherwise."""
     if (scenario_config(res).get("scenario") or {}).get("kind") != "capture":
         return ""
-    return settings_text(res, "capture", ("hold_omega_n",), prefix="after the grasp: arm")
+    if scenario_section(res, "capture").get("hold", "joint") == "impedance":
+        keys = ("hold_omega_n", "hold_zeta", "interface_force_limit", "interface_torque_limit")
+        return settings_text(res, "capture", keys, prefix="after the grasp: arm impedance")
+    prefix = "after the grasp: arm joint hold"
+    return settings_text(res, "capture", ("hold_omega_n",), prefix=prefix)
 
 
 def title_text(res, what, settings=(), width=None, bold=None) -> str:

@@ -278,9 +278,10 @@ def test_a_capture_run_draws_the_capture_figures_with_content(figs, cap):
         title = fig.get_suptitle().replace("\xa0", " ")
         assert "before the grasp: arm computed_torque" in title, name
         if name != "capture_approach":
-            assert "after the grasp: arm: hold_omega_n 1 rad/s" in title, name
+            assert "after the grasp: arm impedance: hold_omega_n 1 rad/s" in title, name
+            assert "interface_force_limit 50 N" in title, name
     tracking = figs["tracking"].get_suptitle().replace("\xa0", " ")
-    assert "after the grasp: arm: hold_omega_n 1 rad/s" in tracking
+    assert "after the grasp: arm impedance: hold_omega_n 1 rad/s" in tracking
 
 
 def test_rates_show_the_residual_and_the_detumble_time(figs, cap):
