@@ -50,6 +50,7 @@ from ...multibody import (
     Trajectory,
     center_of_mass,
     forward_dynamics,
+    frame_jacobian,
     frame_pose,
     frame_twist,
     free_motion,
@@ -106,6 +107,18 @@ def placed(cfg, target: Target, pose0: np.ndarray) -> np.ndarray:
     if cfg["arm"]["initial_joints_deg"]:  # deg for a revolute joint, m for a prismatic one
         q[8 : 8 + info.n] = joint_values(
             cfg["arm"]["initial_joints_deg"], info.prismatic, "arm.initial_joints_deg"
+        )
+    # the arm must be able to follow the fixture from there: not at a singular configuration
+    J = frame_jacobian(model, q, info.ee_frame)[:, 6 : 6 + info.n]
+    sv = np.linalg.svd(J, compute_uv=False)
+    if sv.size < 6 or sv[-1] <= 1e-6 * sv[0]:
+        given = list(cfg["arm"]["initial_joints_deg"]) or "[] (every joint at zero)"
+        raise ScenarioError(
+            f"target.placement = 'end_effector' places the fixture at the end-effector's pose "
+            f"at arm.initial_joints_deg = {given}, a singular configuration of the arm (its "
+            "Jacobian's smallest singular value is "
+            f"{sv[-1] if sv.size >= 6 else 0.0:.2g}): set arm.initial_joints_deg to a pose "
+            "the arm can move from in every direction"
         )
     E0 = frame_pose(model, q, info.ee_frame)
     S0 = dq_from_quat_translation(np.array([1.0, 0.0, 0.0, 0.0]), cfg["capture"]["standoff"])

@@ -98,3 +98,10 @@ def test_the_base_placement_is_the_table_as_before():
     a = Capture(cfg)
     b = Capture(load_scenario("capture").config)
     assert np.array_equal(a.motion.q, b.motion.q)
+
+
+def test_placement_from_a_singular_arm_is_refused_naming_the_joints():
+    # the iiwa with every joint at zero stands straight up: it cannot follow the fixture
+    keys = [k for k in PLACED if not k.startswith("arm.")] + ["arm.initial_joints_deg=[]"]
+    with pytest.raises(ScenarioError, match=r"arm\.initial_joints_deg = .*singular"):
+        Capture(load_scenario("capture", keys).config)
