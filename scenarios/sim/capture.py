@@ -96,10 +96,12 @@ def target_of(cfg) -> tuple[Target, np.ndarray, np.ndarray]:
 def placed(cfg, target: Target, pose0: np.ndarray) -> np.ndarray:
     """The target's initial pose (8,) in the servicer's initial base frame: ``pose0``
     (``target.xyz``, ``rpy_deg``) with ``target.placement = "base"``; with
-    ``"end_effector"``, ``F0 = E0 o X o S0^-1`` is the fixture's pose (``E0`` the
-    end-effector's at ``arm.initial_joints_deg``, ``X = pose0`` the offset, ``S0`` the
-    stand-off at t = 0) and the target's ``F0 o P^-1`` (``P`` the fixture in the target's
-    frame): with a zero offset the approach starts where the arm stands, on any arm."""
+    ``"end_effector"``, ``F0 = E0 o X`` is the fixture's pose (``E0`` the end-effector's at
+    ``arm.initial_joints_deg``, ``X = pose0`` the offset) and the target's ``F0 o P^-1``
+    (``P`` the fixture in the target's frame): with a zero offset the fixture starts where
+    the end-effector stands at those joints, the arm starts ``capture.standoff`` back from
+    it and grasps near the configuration given, on any servicer (ScenarioError naming
+    ``arm.initial_joints_deg`` when that configuration is singular)."""
     if cfg["target"]["placement"] == "base":
         return pose0
     model, info = arm(cfg, base_body(cfg))
@@ -121,9 +123,7 @@ def placed(cfg, target: Target, pose0: np.ndarray) -> np.ndarray:
             "the arm can move from in every direction"
         )
     E0 = frame_pose(model, q, info.ee_frame)
-    S0 = dq_from_quat_translation(np.array([1.0, 0.0, 0.0, 0.0]), cfg["capture"]["standoff"])
-    F0 = dq_mul(dq_mul(E0, pose0), dq_conj(S0))
-    return dq_mul(F0, dq_conj(target.fixture))
+    return dq_mul(dq_mul(E0, pose0), dq_conj(target.fixture))
 
 
 class FixtureTrack:

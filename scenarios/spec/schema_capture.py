@@ -65,8 +65,9 @@ CAPTURE_SECTIONS = {
                 choices=("base", "end_effector"),
                 doc="base: xyz and rpy_deg place the target frame in the servicer's initial "
                 "base frame; end_effector: they place the grapple fixture relative to the "
-                "end-effector at arm.initial_joints_deg, before the stand-off (zeros: the "
-                "fixture where the arm starts, capture.standoff away; reachable on any arm)",
+                "end-effector at arm.initial_joints_deg (zeros: the fixture where the "
+                "end-effector stands at those joints; the arm starts capture.standoff back "
+                "from it: a grasp near a configuration you choose, on any arm)",
             ),
             "xyz": F(
                 "vec",

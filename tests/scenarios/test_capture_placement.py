@@ -69,12 +69,21 @@ def test_a_placed_target_starts_at_the_arm_and_is_grasped_with_momentum_kept(cas
     scenario, keys = CASES[case]
     cap, rows = _simulate([*keys, *PLACED], scenario)
     sy, ee = cap.phase1.sy, cap.phase1.sy.arm_info.ee_frame
-    # at t = 0 the end-effector stands where the arm was set, the stand-off short of the
-    # fixture (the recorded target pose carried to its fixture, then by the stand-off)
+    # the fixture starts where the end-effector stands at arm.initial_joints_deg (the
+    # library's frame_pose on the plant at those joints against the recorded target pose
+    # carried to its fixture), and the arm starts the stand-off back from it
     q0 = rows["q"][0]
+    seed = np.radians(cap.cfg["arm"]["initial_joints_deg"])
+    qs = q0.copy()
+    qs[8 : 8 + sy.arm_info.n] = seed
+    qs[:8] = [1.0, 0, 0, 0, 0, 0, 0, 0]
+    F0 = dq_mul(rows["target_pose"][0], cap.target.fixture)
+    E_seed = frame_pose(sy.plant, qs, ee)
+    assert np.linalg.norm(translation_from_dq(E_seed) - translation_from_dq(F0)) < 1e-12
+    assert abs(abs(E_seed[:4] @ F0[:4]) - 1.0) < 1e-12
     E0 = frame_pose(sy.plant, q0, ee)
     S0 = dq_from_quat_translation(np.array([1.0, 0, 0, 0]), [0.0, 0.0, -0.05])
-    D0 = dq_mul(dq_mul(rows["target_pose"][0], cap.target.fixture), S0)
+    D0 = dq_mul(F0, S0)
     assert np.linalg.norm(translation_from_dq(E0) - translation_from_dq(D0)) < 1e-9
     assert abs(abs(E0[:4] @ D0[:4]) - 1.0) < 1e-12
     # the grasp happened, and momentum of servicer plus target is kept through it
