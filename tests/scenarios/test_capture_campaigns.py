@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from test_capture_scenario import _Bar, _Rows
 
 from dqspace.dq import dq_from_rpy_deg
 from dqspace.scenarios import load_scenario
@@ -36,30 +37,6 @@ SHORT = [
 N = 3
 #: the dispersed keys of the embedded scenario
 DISPERSED = {"target.rate_deg_s", "target.mass", "target.inertia", "target.rpy_deg", "target.xyz"}
-
-
-class _Rows:
-    def __init__(self):
-        self.manifest = {"events": []}
-        self.blocks = []
-
-    def add_rows(self, m, **blocks):
-        self.blocks.append({k: np.array(v[:m]) for k, v in blocks.items()})
-
-    def __getitem__(self, name):
-        return np.concatenate([b[name] for b in self.blocks])
-
-    def __contains__(self, name):
-        return name in self.blocks[0]
-
-    @property
-    def t(self):
-        return self["t"]
-
-
-class _Bar:
-    def update(self, t):
-        pass
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ law, the total momentum through the grasp, and the held state against a rigid gr
 
 import numpy as np
 import pytest
+from test_capture_scenario import _simulate
 
 from dqspace.dq import adjoint_matrix, dq_conj, dq_mul
 from dqspace.multibody import (
@@ -23,7 +24,7 @@ from dqspace.multibody import (
 )
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.campaigns.verdicts import judge_run
-from dqspace.scenarios.sim.capture import Capture, target_of
+from dqspace.scenarios.sim.capture import target_of
 from dqspace.scenarios.spec.config import ScenarioError
 
 #: a 50 kg target at 3 deg/s on the embedded servicer (the scenario test's), the approach
@@ -45,39 +46,6 @@ BASE = [
 ]
 TRIGGER = ["capture.grasp_rate_tolerance=5e-4", "capture.grasp_dwell=0.2"]
 E = 0.5
-
-
-class _Rows:
-    """The smallest recorder a run writes to, read back as ``rows[name]``."""
-
-    def __init__(self):
-        self.manifest = {"events": []}
-        self.blocks = []
-
-    def add_rows(self, m, **blocks):
-        self.blocks.append({k: np.array(v[:m]) for k, v in blocks.items()})
-
-    def __getitem__(self, name):
-        return np.concatenate([b[name] for b in self.blocks])
-
-    def __contains__(self, name):
-        return name in self.blocks[0]
-
-    @property
-    def t(self):
-        return self["t"]
-
-
-class _Bar:
-    def update(self, t):
-        pass
-
-
-def _simulate(overrides):
-    cap = Capture(load_scenario("capture", overrides).config)
-    rows = _Rows()
-    cap.simulate(rows, lambda: None, _Bar())
-    return cap, rows
 
 
 @pytest.fixture(scope="module")
