@@ -33,9 +33,10 @@ from ..dq import adjoint_matrix, dq_mul, rotation_matrix_from_dq, translation_fr
 from ..multibody import Model, Target, frame_pose, mass_matrix
 from .base import BaseCommand, BaseController, BaseLawParams, base_law_kernel
 from .flight.law import register_base_law
-from .pd import PDGains
+from .pd import PDGains, State
 from .pose_error import PoseError
 from .task_space import TaskSpaceController
+from .trajectories import PoseReference
 
 __all__ = [
     "held_inertia",
@@ -154,7 +155,9 @@ class InterfaceLimitedBase(BaseController):
         """The :data:`LimitedBaseParams` of this controller."""
         return LimitedBaseParams(*super().kernel_params(), self.G, self.limits)
 
-    def __call__(self, t, state, reference, *, arm_acc=None) -> BaseCommand:
+    def __call__(
+        self, t: float, state: State, reference: PoseReference, *, arm_acc: ArrayLike | None = None
+    ) -> BaseCommand:
         q, v = self._state(state)
         use_ff = arm_acc is not None
         acc = self._arm_acc(arm_acc) if use_ff else np.zeros(self.model.nv - 6)
