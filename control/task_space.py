@@ -228,6 +228,11 @@ class TaskSpaceController:
                 Jt = J
             damping = self.k_null * vm
             if self.wrench_limit is not None:  # in the null space: no wrench at E (static)
+                # weighted by the arm's inertia, k_n a rate [1/s]: a torque k_n v_m on a
+                # light self-motion (the wrist's near its singularity) would exceed what a
+                # sampled law can damp (k_n dt / I > 2)
+                M_mm = mass_matrix(m, q)[self._v0 :, self._v0 :]
+                damping = M_mm @ damping
                 damping = damping - Jt.T @ (np.linalg.pinv(Jt.T, rcond=1e-8) @ damping)
             tau = Jt.T @ u - damping  # power pairing: <J v_m, u> = v_m . J^T u
             full = np.zeros(m.nv)

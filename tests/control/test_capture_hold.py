@@ -93,8 +93,12 @@ def test_the_impedance_torque_is_J_transpose_w_by_pinocchio(k):
     cmd = hold(0.0, State(q, v), ref)
     w = cmd.wrench  # [f, tau] at the end-effector, its axes
     J = _pin_local_jacobian(stack, q, "ee")  # rows [v, w]: pairs with [f, tau] directly
-    # the joint damping kept to the null space: J^T's range removed (least squares)
-    d = 1.5 * v[6:]
+    # the joint damping, weighted by the arm's inertia (Pinocchio's CRBA, the arm's block),
+    # kept to the null space: J^T's range removed (least squares)
+    pm = to_pinocchio(stack)
+    M = pin.crba(pm, pm.createData(), q_to_pin(stack, q))
+    M = np.triu(M) + np.triu(M, 1).T
+    d = M[6:, 6:] @ (1.5 * v[6:])
     d -= J.T @ np.linalg.lstsq(J.T, d, rcond=None)[0]
     expected = J.T @ w - d
     assert np.abs(d).max() > 1e-3  # a 7-joint arm: a self-motion to damp

@@ -145,3 +145,30 @@ def test_a_tighter_limit_gives_a_slower_detumble_and_the_peak_follows_it(three_l
 def test_bad_hold_keys_are_named(override, named):
     with pytest.raises(ScenarioError, match=named):
         Capture(load_scenario("capture", [*SHORT, override]).config)
+
+
+def test_a_grasp_near_the_wrist_singularity_is_held_without_a_spinning_wrist():
+    # a 330 kg target placed at the iiwa's end-effector: after the 5 s approach the arm
+    # grasps with q_6 at 1.7 deg (the wrist's singularity at 0), where an unweighted joint
+    # damping spun joints 5 and 7 up to their rate limits within 0.1 s
+    keys = [
+        "target.mass=329.798",
+        "target.inertia=[27.2966,44.5523,49.1665,0.78625,0.465026,0.0337995]",
+        "target.rate_deg_s=[-0.357009,1.60224,-2.03369]",
+        "target.fixture_xyz=[0.0,0.0,-0.321193]",
+        "target.placement=end_effector",
+        "target.xyz=[0.0,0.0,0.0]",
+        "arm.initial_joints_deg=[0,30,0,-60,0,45,0]",
+        "capture.grasp_time=6.5",
+        "scenario.duration=7.0",
+        "outputs.plots=false",
+    ]
+    cap, rows = _simulate(keys)
+    q6 = np.degrees(rows["arm_q"][rows.t >= cap.t_grasp - 1e-9][0, 5])
+    assert abs(q6) < 3.0  # the grasp is near the singularity: the test can fail
+    _arm_within_its_torque_limits(cap, rows)
+    f_lim, t_lim, _ = _limits(cap)
+    f, t = _peaks(cap, rows)
+    assert f <= f_lim and t <= t_lim
+    after = rows.t >= cap.t_grasp - 1e-9
+    assert np.degrees(np.abs(rows["v"][after, 6:13]).max()) < 30.0  # no joint spins up
