@@ -162,12 +162,17 @@ class BaseController:
         acc = self._arm_acc(arm_acc) if use_ff else np.zeros(self.model.nv - 6)
         wrench, fb, ff = np.empty(6), np.empty(6), np.empty(6)
         e, e_log, e_twist = np.empty(8), np.empty(6), np.empty(6)
+        self._law(t, q, v, reference, use_ff, acc, wrench, fb, ff, e, e_log, e_twist)
+        err = PoseError(dq=e, log=e_log, twist=e_twist)
+        return BaseCommand(wrench=wrench, feedback=fb, feedforward=ff, error=err)
+
+    def _law(self, t, q, v, reference, use_ff, acc, wrench, fb, ff, e, e_log, e_twist):
+        """The law's kernel into the outputs (a subclass with a registered kernel of its
+        own overrides this, and only this, to call it)."""
         base_law_kernel(
             self.kernel_params(), q, v, reference.pose, reference.twist, reference.acc, use_ff,
             acc, wrench, fb, ff, e, e_log, e_twist,
         )  # fmt: skip
-        err = PoseError(dq=e, log=e_log, twist=e_twist)
-        return BaseCommand(wrench=wrench, feedback=fb, feedforward=ff, error=err)
 
 
 @njit(cache=True)

@@ -31,12 +31,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..dq import adjoint_matrix, dq_mul, rotation_matrix_from_dq, translation_from_dq
 from ..multibody import Model, Target, frame_pose, mass_matrix
-from .base import BaseCommand, BaseController, BaseLawParams, base_law_kernel
+from .base import BaseController, BaseLawParams, base_law_kernel
 from .flight.law import register_base_law
-from .pd import PDGains, State
-from .pose_error import PoseError
+from .pd import PDGains
 from .task_space import TaskSpaceController
-from .trajectories import PoseReference
 
 __all__ = [
     "held_inertia",
@@ -155,20 +153,13 @@ class InterfaceLimitedBase(BaseController):
         """The :data:`LimitedBaseParams` of this controller."""
         return LimitedBaseParams(*super().kernel_params(), self.G, self.limits)
 
-    def __call__(
-        self, t: float, state: State, reference: PoseReference, *, arm_acc: ArrayLike | None = None
-    ) -> BaseCommand:
-        q, v = self._state(state)
-        use_ff = arm_acc is not None
-        acc = self._arm_acc(arm_acc) if use_ff else np.zeros(self.model.nv - 6)
-        wrench, fb, ff = np.empty(6), np.empty(6), np.empty(6)
-        e, e_log, e_twist = np.empty(8), np.empty(6), np.empty(6)
+    def _law(self, t, q, v, reference, use_ff, acc, wrench, fb, ff, e, e_log, e_twist):
+        """:func:`limited_base_law_kernel` (the base controller protocol's ``__call__`` is
+        :class:`~dqspace.control.BaseController`'s)."""
         limited_base_law_kernel(
             self.kernel_params(), None, t, q, v, reference.pose, reference.twist,
             reference.acc, use_ff, acc, wrench, fb, ff, e, e_log, e_twist,
         )  # fmt: skip
-        err = PoseError(dq=e, log=e_log, twist=e_twist)
-        return BaseCommand(wrench=wrench, feedback=fb, feedforward=ff, error=err)
 
 
 @njit(cache=True)

@@ -64,10 +64,10 @@ from ..dq.kernels import dq_translation, dv_frame_change, q_rotate, q_rotate_inv
 from ..multibody import Model
 from ..multibody.kernels import center_of_mass, system_momentum
 from ._checks import finite_vector
-from .base import BaseCommand, BaseController, BaseLawParams, reaction_kernel
+from .base import BaseController, BaseLawParams, reaction_kernel
 from .flight.law import register_base_law
 from .pd import PDGains, State, checked_state, dual_pd_kernel
-from .pose_error import PoseError, pose_error_kernel
+from .pose_error import pose_error_kernel
 from .trajectories import PoseReference
 
 __all__ = [
@@ -146,20 +146,13 @@ class CoMHoldController(BaseController):
         )  # fmt: skip
         return out[0], out[1], out[2]
 
-    def __call__(
-        self, t: float, state: State, reference: PoseReference, *, arm_acc: ArrayLike | None = None
-    ) -> BaseCommand:
-        q, v = self._state(state)
-        use_ff = arm_acc is not None
-        acc = self._arm_acc(arm_acc) if use_ff else np.zeros(self.model.nv - 6)
-        wrench, fb, ff = np.empty(6), np.empty(6), np.empty(6)
-        e, e_log, e_twist = np.empty(8), np.empty(6), np.empty(6)
+    def _law(self, t, q, v, reference, use_ff, acc, wrench, fb, ff, e, e_log, e_twist):
+        """:func:`com_base_law_kernel` (the base controller protocol's ``__call__`` is
+        :class:`~dqspace.control.BaseController`'s)."""
         com_base_law_kernel(
             self.kernel_params(), None, t, q, v, reference.pose, reference.twist,
             reference.acc, use_ff, acc, wrench, fb, ff, e, e_log, e_twist,
         )  # fmt: skip
-        err = PoseError(dq=e, log=e_log, twist=e_twist)
-        return BaseCommand(wrench=wrench, feedback=fb, feedforward=ff, error=err)
 
 
 def com_offset(model: Model, q: ArrayLike) -> NDArray[np.float64]:
