@@ -147,25 +147,26 @@ def test_bad_hold_keys_are_named(override, named):
         Capture(load_scenario("capture", [*SHORT, override]).config)
 
 
-def test_a_grasp_near_the_wrist_singularity_is_held_without_a_spinning_wrist():
-    # a 330 kg target placed at the iiwa's end-effector: after the 5 s approach the arm
-    # grasps with q_6 at 1.7 deg (the wrist's singularity at 0), where an unweighted joint
-    # damping spun joints 5 and 7 up to their rate limits within 0.1 s
+def test_a_placed_target_is_held_without_a_spinning_wrist():
+    # a 330 kg target placed so that the iiwa starts in its q4 > 0 elbow branch (these
+    # joints, the stand-off back from the fixture: target.xyz cancels capture.standoff):
+    # there an unweighted joint damping k_n v_m (a torque, not a rate) spun joints 5 and 7
+    # up to their rate limits within 0.1 s of the grasp
     keys = [
         "target.mass=329.798",
         "target.inertia=[27.2966,44.5523,49.1665,0.78625,0.465026,0.0337995]",
         "target.rate_deg_s=[-0.357009,1.60224,-2.03369]",
         "target.fixture_xyz=[0.0,0.0,-0.321193]",
         "target.placement=end_effector",
-        "target.xyz=[0.0,0.0,0.0]",
-        "arm.initial_joints_deg=[0,30,0,-60,0,45,0]",
+        "target.xyz=[0.0,0.0,0.2]",
+        "arm.initial_joints_deg=[1.679520478,-53.67564815,-0.1812242229,101.3012125,"
+        "0.1817559994,-32.5439593,-1.715927336]",
         "capture.grasp_time=6.5",
         "scenario.duration=7.0",
         "outputs.plots=false",
     ]
     cap, rows = _simulate(keys)
-    q6 = np.degrees(rows["arm_q"][rows.t >= cap.t_grasp - 1e-9][0, 5])
-    assert abs(q6) < 3.0  # the grasp is near the singularity: the test can fail
+    assert np.degrees(rows["arm_q"][0, 3]) > 90.0  # that branch: the test can fail
     _arm_within_its_torque_limits(cap, rows)
     f_lim, t_lim, _ = _limits(cap)
     f, t = _peaks(cap, rows)
