@@ -15,14 +15,12 @@ all tests, and one on the UR5 servicer with another target.
 
 import colorsys
 import json
-import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 import pytransform3d.transformations as pt
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from test_animate import _chromium, _screenshot
 
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.cli import main
@@ -396,27 +394,11 @@ def _hue_pixels(img, color):
 
 
 def test_a_browser_shows_the_target_turn_green_at_the_grasp(cap, tmp_path):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        reason = "chromium is not installed (Debian: apt-get install chromium)"
-        if os.environ.get("DQSPACE_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"DQSPACE_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
+    exe = _chromium()  # skipped without chromium unless DQSPACE_REQUIRE_BROWSER=1
     page = A.animate(cap, tmp_path / "c.html", frames=3)  # t = 0, 1.25, 2.5 s
-    shots = []
-    for frame in (0, 2):
-        png = tmp_path / f"f{frame}.png"
-        cmd = [
-            exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
-            "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--proxy-server=127.0.0.1:9", f"--user-data-dir={tmp_path / f'p{frame}'}",
-            "--window-size=1000,800", "--virtual-time-budget=8000", f"--screenshot={png}",
-            f"{page.as_uri()}#frame={frame}",
-        ]  # fmt: skip
-        subprocess.run(cmd, check=True, capture_output=True, timeout=180)
-        from PIL import Image  # only for the browser test
-
-        shots.append(np.asarray(Image.open(png).convert("RGB")))
+    shots = [
+        _screenshot(exe, page, frame, tmp_path / f"f{frame}.png", tmp_path) for frame in (0, 2)
+    ]
     before, after = shots
     assert len(np.unique(before.reshape(-1, 3), axis=0)) > 500  # WebGL drew a shaded scene
     # the box: thousands of pixels of the target's blue before, of green after
