@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import param_array
 from ..dq.checks import AXIS_TOL, check_unit_vector
 from ._checks import finite_vec3, finite_vector, positive
 from .reaction_wheels import RPM
@@ -87,7 +88,7 @@ VSCMGGeometry = namedtuple("VSCMGGeometry", ["A_g0", "A_s0", "A_t0", "I_cg", "I_
 def empty_geometry() -> VSCMGGeometry:
     """The :data:`VSCMGGeometry` of no VSCMG (K = 0)."""
     return VSCMGGeometry(
-        *(np.zeros((3, 0) if f.startswith("A_") else 0) for f in VSCMGGeometry._fields)
+        *(param_array(np.zeros((3, 0) if f.startswith("A_") else 0)) for f in VSCMGGeometry._fields)
     )
 
 
@@ -421,10 +422,8 @@ class VSCMGCluster:
 
     @property
     def geometry(self) -> VSCMGGeometry:
-        """The cluster's :data:`VSCMGGeometry` (fresh C-contiguous arrays)."""
-        return VSCMGGeometry(
-            *(np.ascontiguousarray(getattr(self, f), dtype=float) for f in VSCMGGeometry._fields)
-        )
+        """The cluster's :data:`VSCMGGeometry` (C-contiguous read-only arrays)."""
+        return VSCMGGeometry(*(param_array(getattr(self, f)) for f in VSCMGGeometry._fields))
 
     @property
     def nominal_momentum(self) -> float:

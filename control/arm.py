@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import param_array
 from ..dq.kernels import dq_mul, dv_frame_change
 from ..multibody import Model, frame_pose
 from ..multibody.kernels import body_motions, crba, frame_jacobian, poses, rnea
@@ -331,13 +332,13 @@ class ArmController:
         lo, hi = joint_limits(self.limits, n)
         posture = self.posture
         return ArmLawParams(
-            ints, reals, m.gravity, m.floating, m.neutral_configuration(), self.law._q0,
-            self.law._v0, self._body, np.ascontiguousarray(self._place, dtype=float),
-            self._named, lo, hi, self.limits is not None, self.limit_margin,
-            np.ascontiguousarray(self.law.kp, dtype=float),
-            np.ascontiguousarray(self.law.kd, dtype=float), self.ik_tol,
+            param_array(ints, np.int64), param_array(reals), param_array(m.gravity),
+            m.floating, param_array(m.neutral_configuration()), self.law._q0, self.law._v0,
+            self._body, param_array(self._place), self._named, param_array(lo),
+            param_array(hi), self.limits is not None, self.limit_margin,
+            param_array(self.law.kp), param_array(self.law.kd), self.ik_tol,
             self.ik_max_iterations, _IK_DAMPING, _IK_MAX_STEP,
-            np.zeros(n) if posture is None else np.ascontiguousarray(posture, dtype=float),
+            param_array(np.zeros(n) if posture is None else posture),
             posture is not None, self.posture_gain,
         )  # fmt: skip
 

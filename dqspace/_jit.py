@@ -17,6 +17,7 @@ import functools
 import sys
 from collections import OrderedDict
 
+import numpy as np
 from numba import njit, typeof, types
 from numba.core import cgutils
 from numba.core.typing.typeof import typeof_impl
@@ -40,6 +41,7 @@ __all__ = [
     "SignatureOnFirstCall",
     "signature_on_first_call",
     "TypedCall",
+    "param_array",
 ]
 
 _OWN = frozenset({"py_func", "_signature", "_options", "_dispatcher"})
@@ -259,6 +261,24 @@ def dispatcher_for(kernel, sig):
     a :class:`SignatureOnFirstCall` compiles for ``sig``; a :class:`LazyKernel` (its
     signature fixed) or a numba dispatcher is what it is."""
     return kernel.compile(sig) if isinstance(kernel, SignatureOnFirstCall) else compiled(kernel)
+
+
+def param_array(x, dtype=float):
+    """``x`` as a C-contiguous, read-only array of ``dtype``, for a kernel's parameter block.
+
+    numba types a read-only array apart from a writable one, and a kernel taking a block
+    is compiled once per distinct set of its members' types.  Whether
+    ``np.ascontiguousarray`` of a model's array is read-only depends on where that array
+    came from (a frozen model's own array is returned as is; a converted one is a fresh,
+    writable copy), so the same system built two ways compiled the closed loop twice.
+    Every array of a parameter block goes through here: the block's type then depends on
+    the system's structure only.  A view is returned when ``x`` already qualifies (its
+    owner may still update it)."""
+    a = np.ascontiguousarray(x, dtype=dtype)
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
 
 
 def signature_on_first_call(fixed, returns=None, **options):

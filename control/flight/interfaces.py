@@ -26,6 +26,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..._jit import param_array
+
 __all__ = [
     "PlantIndex",
     "plant_index",
@@ -47,8 +49,8 @@ PlantIndex = namedtuple(
 
 def plant_index(nq_c, nv_c, arm_v=(), gimbal_q=(), gimbal_v=(), wheel_v=(), rw_v=()):
     """A :data:`PlantIndex` (the index arrays as int64)."""
-    i = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (arm_v, gimbal_q, gimbal_v)]
-    j = [np.asarray(x, dtype=np.int64).reshape(-1) for x in (wheel_v, rw_v)]
+    i = [param_array(np.reshape(x, -1), np.int64) for x in (arm_v, gimbal_q, gimbal_v)]
+    j = [param_array(np.reshape(x, -1), np.int64) for x in (wheel_v, rw_v)]
     return PlantIndex(int(nq_c), int(nv_c), *i, *j)
 
 

@@ -9,6 +9,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._jit import param_array
 from ...actuators import (
     VSCMG,
     FaultKind,
@@ -294,7 +295,14 @@ def _thruster_blocks(sy, cfg, health):
     if ts is None:
         return (
             ThrusterParams(FORCE, np.zeros((6, 0)), eS, eS, eS, eS, eS, eS),
-            AllocationParams(np.zeros((3, 0)), eS, np.ones(3), 0.0, 0, 0),
+            AllocationParams(
+                param_array(np.zeros((3, 0))),
+                param_array(eS),
+                param_array(np.ones(3)),
+                0.0,
+                0,
+                0,
+            ),
             PulseParams(False, eS, 0.5, 0.5, 0.0, False),
         )
     thr = ThrusterParams(
@@ -308,12 +316,12 @@ def _thruster_blocks(sy, cfg, health):
         command_upper=np.array(health.command_upper, dtype=float),
     )
     a = sy.allocator
-    H = np.ascontiguousarray(a.thrusters.H[: a.n_rows], dtype=float)
+    H = param_array(a.thrusters.H[: a.n_rows])
     it = 50 * (H.shape[0] + H.shape[1])
     alloc = AllocationParams(
         H_rows=H,
-        weights=np.ascontiguousarray(a.weights, dtype=float),
-        residual_weights=np.ascontiguousarray(a.residual_weights, dtype=float),
+        weights=param_array(a.weights),
+        residual_weights=param_array(a.residual_weights),
         tol=float(a.tol),
         lp_max_iter=it,
         lsq_max_iter=it,
@@ -334,14 +342,14 @@ def _thruster_blocks(sy, cfg, health):
 def _wheel_block(sy) -> WheelParams:
     wm, mm = sy.wheel_model, sy.momentum_manager
     if wm is None:
-        e = np.zeros(0)
-        return WheelParams(np.zeros((3, 0)), e, e, e, False, 0.0, 1.0, 0.0)
+        e = param_array(np.zeros(0))
+        return WheelParams(param_array(np.zeros((3, 0))), e, e, e, False, 0.0, 1.0, 0.0)
     arr = wm.array
     return WheelParams(
-        A=np.ascontiguousarray(arr.A, dtype=float),
-        I_s=np.ascontiguousarray(arr.I_s, dtype=float),
-        max_torque=np.ascontiguousarray(arr.max_torque, dtype=float),
-        max_speed=np.ascontiguousarray(arr.max_speed, dtype=float),
+        A=param_array(arr.A),
+        I_s=param_array(arr.I_s),
+        max_torque=param_array(arr.max_torque),
+        max_speed=param_array(arr.max_speed),
         dumping=mm is not None,
         dump_gain=mm.gain if mm is not None else 0.0,
         dump_start=mm.start_fraction if mm is not None else 1.0,
