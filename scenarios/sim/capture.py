@@ -217,6 +217,7 @@ class _Phase:
 class _Bar:
     def __init__(self, bar, t0):
         self.bar, self.t0 = bar, t0
+        self.enabled = bar.enabled
 
     def update(self, t):
         self.bar.update(t + self.t0)

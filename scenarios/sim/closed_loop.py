@@ -4,13 +4,16 @@ At every control tick (default 100 Hz, zero-order hold) the flight software
 (:mod:`dqspace.control.flight`) estimates its state, runs the arm and base laws and decides
 the actuators' commands; the plant (:class:`~dqspace.scenarios.sim.plant.Plant`) is
 integrated over the period with them held.  :class:`ClosedLoop` runs the ticks in chunks of
-the compiled loop (:func:`~dqspace.scenarios.sim.loop.closed_loop`): a chunk ends at the next
-checkpoint, the next thruster fault, or after a tenth of the run (progress); the rows a chunk
-recorded are kept whatever stops it (Ctrl-C, an error).  Thruster faults take effect
-between chunks, at the first tick at or after their time.  The series a result holds are
-those of :data:`~dqspace.scenarios.sim.series.CLOSED_LOOP`; after each chunk, the arm's
-reaction on the base as the plant applied it is computed from the chunk's rows
-(:mod:`dqspace.scenarios.sim.reaction`, outside the compiled loop).
+the compiled loop (:func:`~dqspace.scenarios.sim.loop.closed_loop`).  A chunk ends at the
+next checkpoint (when the run is saved), at the next thruster fault, after a tenth of the
+run (when progress is shown), and otherwise once it has run about :data:`CHUNK_WALL` of
+wall time (Ctrl-C and SIGTERM are taken between chunks) or :data:`CHUNK_SECONDS` of
+simulated time (its record's rows).  The rows a chunk recorded are kept whatever stops it
+(Ctrl-C, an error), and how a run is cut into chunks changes none of its numbers.  Thruster
+faults take effect between chunks, at the first tick at or after their time.  The series a
+result holds are those of :data:`~dqspace.scenarios.sim.series.CLOSED_LOOP`; after each
+chunk, the arm's reaction on the base as the plant applied it is computed from the chunk's
+rows (:mod:`dqspace.scenarios.sim.reaction`, outside the compiled loop).
 """
 
 from __future__ import annotations
@@ -38,8 +41,14 @@ from .series import CLOSED_LOOP, Chunk, Sizes, extra_arm_series, spec, values
 
 __all__ = ["ClosedLoop", "NO_THRUSTER", "off_level"]
 
-#: [s] simulated time of one compiled call at most (progress and Ctrl-C between calls)
-CHUNK_SECONDS = 1.0
+#: [s] simulated time of one compiled call at most (its record arrays' rows); the first call
+#: of a run simulates :data:`FIRST_CHUNK_SECONDS` at most
+CHUNK_SECONDS = 10.0
+FIRST_CHUNK_SECONDS = 1.0
+#: [s] wall time a compiled call aims at (after the first, from the loop's measured speed):
+#: Ctrl-C and SIGTERM wait for the call to end.  Each call also costs its Python work
+#: (typing the arguments, the series of its rows: about 2 ms), which longer calls amortise.
+CHUNK_WALL = 0.25
 
 
 def off_level(ts):
@@ -100,6 +109,7 @@ class ClosedLoop:
         #: [s] wall time spent in the compiled loop (the simulation itself: no start-up,
         #: compiling, recording or writing)
         self.loop_time = 0.0
+        self.loop_ticks = 0  # the ticks those calls ran
         #: optional stop rule (a capture's grasp trigger): ``stop.chunk_end(k, k1)`` bounds
         #: a chunk from tick k, ``stop.check(k, q, v)`` (the state at tick k, between
         #: chunks) True ends the run before tick k; None: every tick to the end
@@ -111,9 +121,12 @@ class ClosedLoop:
         rng = np.random.default_rng(np.random.SeedSequence(cfg["scenario"]["seed"]))
         faults = sorted(cfg["faults"], key=lambda f: f["time"])
         flight, N = self.flight, self.n_ticks
-        every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
-        # ticks per compiled call at most: 1 s simulated, and a tenth of the run (progress)
-        span = max(1, min(int(round(CHUNK_SECONDS / period)), math.ceil(N / 10)))
+        # chunks end at checkpoints only when they are saved, at tenths of the run only
+        # when progress is shown (else a chunk is as long as _span allows)
+        every = N + 1
+        if checkpoint is not None:
+            every = max(1, int(round(cfg["outputs"]["checkpoint_every"] / period)))
+        tenth = math.ceil(N / 10) if bar.enabled else N + 1
         self.compile()
         k = 0
         while k <= N:
@@ -133,8 +146,8 @@ class ClosedLoop:
             # ---- a chunk: up to the next checkpoint, fault, or progress report (after
             # every tick c > 0 a multiple of `every`, and every tick a multiple of `span`)
             c = max(every, math.ceil(k / every) * every)
-            p = max(span, math.ceil(k / span) * span)
-            k1 = min(N + 1, c + 1, p + 1)
+            p = max(tenth, math.ceil(k / tenth) * tenth)
+            k1 = min(N + 1, c + 1, p + 1, k + self._span(period))
             if faults:
                 k1 = min(k1, max(k + 1, math.ceil((faults[0]["time"] - 1e-9) / period)))
             if self.stop is not None:
@@ -142,8 +155,18 @@ class ClosedLoop:
             self._chunk(rec, k, k1, rng)
             bar.update(self.t)
             k = k1
-            if (k - 1) % every == 0 and 0 < k - 1 < N:
+            if checkpoint is not None and (k - 1) % every == 0 and 0 < k - 1 < N:
                 checkpoint()
+
+    def _span(self, period) -> int:
+        """Ticks the next compiled call may run: about :data:`CHUNK_WALL` of wall time at the
+        loop's speed so far, within :data:`CHUNK_SECONDS` simulated (the first call:
+        :data:`FIRST_CHUNK_SECONDS`)."""
+        most = max(1, int(round(CHUNK_SECONDS / period)))
+        if self.loop_ticks == 0 or self.loop_time <= 0.0:
+            return min(most, max(1, int(round(FIRST_CHUNK_SECONDS / period))))
+        per_tick = self.loop_time / self.loop_ticks
+        return max(1, min(most, int(CHUNK_WALL / per_tick)))
 
     def _prepare(self):
         """The run's state: the plant's, the commands held, the plant block."""
@@ -253,6 +276,7 @@ class ClosedLoop:
             self._kernel(*args)
         finally:
             self.loop_time += time.perf_counter() - t0
+            self.loop_ticks += k1 - k0
             self.t = int(out[3]) * self.period
         status = int(out[0])
         if status == loop.OK:

@@ -112,5 +112,5 @@ class OpenLoop:
             q, v, k = Q[-1], V[-1], k + m
             self.t = float(t[-1])
             bar.update(self.t)
-            if k < self.n:
+            if k < self.n and checkpoint is not None:
                 checkpoint()

@@ -441,7 +441,8 @@ def _drive(sim, rec, writer, progress, t_wall, sigterm):
     try:
         sigterm["armed"] = True
         try:
-            sim.simulate(rec, checkpoint, bar)
+            # no output: nothing to save, and no chunk need end at a checkpoint
+            sim.simulate(rec, checkpoint if writer is not None else None, bar)
         finally:
             sigterm["armed"] = False
     except KeyboardInterrupt as exc:

@@ -86,6 +86,8 @@ class _Rows:
 
 
 class _Bar:
+    enabled = False
+
     def update(self, t):
         pass
 

@@ -18,6 +18,8 @@ from dqspace.control.flight import python_stage
 from dqspace.scenarios import load_scenario, run
 from dqspace.scenarios.build.flight import flight_software
 from dqspace.scenarios.build.system import build_system
+from dqspace.scenarios.sim import closed_loop
+from dqspace.scenarios.sim.closed_loop import ClosedLoop
 
 
 @pytest.fixture
@@ -91,15 +93,50 @@ def test_a_thruster_fault_is_taken_at_its_tick_with_compiled_and_python_laws(use
     )
 
 
-def test_chunking_does_not_change_a_run():
+def _chunks(monkeypatch):
+    """The compiled calls of the runs that follow, each as (first tick, end tick)."""
+    calls = []
+    real = ClosedLoop._run
+
+    def counted(self, k0, k1, *args):
+        calls.append((k0, k1))
+        return real(self, k0, k1, *args)
+
+    monkeypatch.setattr(ClosedLoop, "_run", counted)
+    return calls
+
+
+def test_chunking_does_not_change_a_run(monkeypatch, tmp_path):
     ov = ["scenario.duration=1.2", "disturbance.torque_noise_std=0.01"]
-    one = run(
-        load_scenario("station-keeping", [*ov, "outputs.checkpoint_every=1.0"]), progress=False
+    calls = _chunks(monkeypatch)
+    one = run(load_scenario("station-keeping", ov), progress=False)
+    assert len(calls) <= 2  # the first call (1 s), then the rest at the loop's speed
+    del calls[:]
+    # a checkpoint every 3 ticks (saved: an output directory)
+    saved = run(
+        load_scenario("station-keeping", [*ov, "outputs.checkpoint_every=0.03"]),
+        progress=False,
+        out=tmp_path / "saved",
     )
-    many = run(
-        load_scenario("station-keeping", [*ov, "outputs.checkpoint_every=0.03"]), progress=False
-    )
-    _same(one, many)
+    assert len(calls) >= 40 and all(k1 - k0 <= 4 for k0, k1 in calls)
+    del calls[:]
+    # calls of 7 ticks at most, not saved
+    monkeypatch.setattr(closed_loop, "CHUNK_SECONDS", 0.07)
+    monkeypatch.setattr(closed_loop, "FIRST_CHUNK_SECONDS", 0.07)
+    short = run(load_scenario("station-keeping", ov), progress=False)
+    assert len(calls) >= 18 and all(k1 - k0 <= 7 for k0, k1 in calls)
+    _same(one, saved)
+    _same(one, short)
+
+
+def test_a_run_not_saved_is_not_cut_at_its_checkpoints(monkeypatch):
+    """Without an output directory nothing is saved, so chunks need not end at checkpoints:
+    fewer compiled calls (each costs its Python work)."""
+    calls = _chunks(monkeypatch)
+    ov = ["scenario.duration=1.2", "outputs.checkpoint_every=0.03"]
+    run(load_scenario("station-keeping", ov), progress=False)
+    assert len(calls) <= 2
+    assert calls[0] == (0, 100)  # the first call: FIRST_CHUNK_SECONDS at 100 Hz
 
 
 def test_a_computation_delay_applies_each_ticks_commands_one_period_later(user_base):
