@@ -8,7 +8,9 @@ its own throw-away kernel cache (``DQSPACE_CACHE_DIR`` in a temporary folder), i
 1. cold, perfect knowledge (the cache empty);
 2. warm, the same run again;
 3. sensors on, after 1-2 (what a sensors run adds to a cache that holds the truth run);
-4. warm, sensors on.
+4. warm, sensors on;
+5. ``ur5-waypoints`` (another arm on another base, the same flight software's structure),
+   after 1-4: what a second servicer adds (its loop and stages are those of 1).
 
 ``--serial`` adds the cold run compiled in one process (``DQSPACE_COMPILE_PROCESSES=1``,
 another empty cache: what the parallel compile saves, in the same session);
@@ -107,6 +109,7 @@ def main():
             ("warm, perfect knowledge", base),
             ("sensors on, after the truth run", [*base, *sensors]),
             ("warm, sensors on", [*base, *sensors]),
+            ("ur5-waypoints, after the above", ["run", "ur5-waypoints", *base[2:]]),
         ]
         rows = [(label, *_run(args, cache)[:2]) for label, args in cases]
         if a.serial:

@@ -463,3 +463,19 @@ def test_an_interrupted_sweep_keeps_what_completed(tmp_path):
         progress=False,
     )
     assert df["cached"].tolist() == [True, False, False]
+
+
+def test_the_local_cluster_workers_run_without_the_profiler():
+    """The cluster a campaign starts runs its workers with LOCAL_CLUSTER_CONFIG (no
+    statistical profiler, slower monitors); the caller's Dask configuration is left as it
+    was."""
+    import dask
+
+    from dqspace.scenarios.campaigns.sweep import LOCAL_CLUSTER_CONFIG, connect
+
+    before = dask.config.get("distributed.worker.profile.enabled")
+    with connect(workers=1) as client:
+        got = client.run(lambda: {k: dask.config.get(k) for k in LOCAL_CLUSTER_CONFIG})
+    (worker,) = got.values()
+    assert worker == LOCAL_CLUSTER_CONFIG
+    assert dask.config.get("distributed.worker.profile.enabled") == before
