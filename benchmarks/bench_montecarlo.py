@@ -18,6 +18,10 @@ Where a campaign's time goes, printed after the totals:
   each running the same scenario ``--repeats`` times at once; two processes on two cores
   share caches and memory bandwidth, which no scheduler can avoid;
 - what is left: cluster start-up, scheduling, pickling, storage.
+
+``--dask-defaults`` starts the cluster with Dask's own worker settings instead of
+``LOCAL_CLUSTER_CONFIG`` (statistical profiler on, faster monitors): run it alternately with
+and without to see what those settings cost.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import machine  # noqa: E402
 
 from dqspace.scenarios import load_scenario, run  # noqa: E402
+from dqspace.scenarios.campaigns import sweep as sweep_module  # noqa: E402
 from dqspace.scenarios.campaigns.montecarlo import montecarlo  # noqa: E402
 
 
@@ -46,7 +51,14 @@ def main():
     ap.add_argument(
         "--repeats", type=int, default=8, help="runs per plain process (the machine's rate)"
     )
+    ap.add_argument(
+        "--dask-defaults",
+        action="store_true",
+        help="the cluster's workers with Dask's own settings, not LOCAL_CLUSTER_CONFIG",
+    )
     a = ap.parse_args()
+    if a.dask_defaults:
+        sweep_module.LOCAL_CLUSTER_CONFIG = {}
     print(machine())
     print(f"load average (1, 5, 15 min) before: {os.getloadavg()}")
     sc = load_scenario(

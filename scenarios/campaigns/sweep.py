@@ -78,7 +78,7 @@ log = logging.getLogger("dqspace.sweep")
 EXTRA_COLUMNS = ("run_time", "error", "cached")
 
 #: Dask settings of the local cluster :func:`connect` starts: no statistical profiler (for a
-#: dashboard it does not serve), slower monitors; runs about 4 % faster on 2 cores.
+#: dashboard it does not serve), slower monitors (``bench_montecarlo.py --dask-defaults``).
 LOCAL_CLUSTER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.worker.memory.monitor-interval": "1s",
