@@ -144,7 +144,7 @@ class ClosedLoop:
                 ):
                     rec.manifest["events"].append({"t": t, "event": NO_THRUSTER})
             # ---- a chunk: up to the next checkpoint, fault, or progress report (after
-            # every tick c > 0 a multiple of `every`, and every tick a multiple of `span`)
+            # every tick c > 0 a multiple of `every`, and every tick a multiple of `tenth`)
             c = max(every, math.ceil(k / every) * every)
             p = max(tenth, math.ceil(k / tenth) * tenth)
             k1 = min(N + 1, c + 1, p + 1, k + self._span(period))
