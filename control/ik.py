@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import param_array
 from ..dq import kernels as D
 from ..dq.checks import check_unit_dq
 from ..multibody import kernels as K
@@ -235,13 +236,13 @@ def solve_ik(
         np.ascontiguousarray(place),
         target,
         seed,
-        lo,
-        hi,
+        param_array(lo),  # read-only, as in the flight software's parameter block: one
+        param_array(hi),  # compiled solver for both (a second costs seconds on a cold cache)
         float(tol),
         int(max_iterations),
         float(damping),
         float(max_step),
-        posture if use_posture else seed,
+        param_array(posture if use_posture else seed),
         use_posture,
         float(posture_gain),
         theta,

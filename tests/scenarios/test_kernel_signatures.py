@@ -85,3 +85,33 @@ def test_param_array_is_contiguous_read_only_and_leaves_its_source_writable():
     frozen.flags.writeable = False
     assert param_array(frozen) is frozen
     assert typeof(param_array(np.ones(3))) == typeof(frozen)
+
+
+@pytest.mark.parametrize("posture", [None, "given"])
+def test_the_ik_of_a_build_and_of_the_flight_software_are_one_compiled_solver(
+    monkeypatch, posture
+):
+    """``solve_ik`` (a system's build solves the arm's first pose with it) passes the
+    joint limits and the posture read-only, as the arm law's parameter block holds them:
+    the flight software's IK is then the solver the build compiled, not a second one."""
+    from dqspace.control import ik as ik_module
+
+    sy = build_system(load_scenario("station-keeping").config)
+    P = sy.arm.kernel_params()
+    seen = []
+    kernel = ik_module.ik_kernel
+
+    def recording(*args):
+        seen.append([typeof(a) for a in args])
+        return kernel(*args)
+
+    monkeypatch.setattr(ik_module, "ik_kernel", recording)
+    model, n = sy.arm.model, sy.arm.law.n
+    extra = {} if posture is None else {"posture": np.zeros(n)}
+    got = ik_module.solve_ik(  # any target: the types are what is checked
+        model, np.r_[1.0, np.zeros(7)], np.zeros(n), limits=sy.arm.limits, **extra
+    )
+    assert got.joints.shape == (n,) and len(seen) == 1
+    flight = {0: P.ints, 1: P.reals, 6: P.place, 9: P.lo, 10: P.hi, 15: P.posture}
+    for i, x in flight.items():
+        assert seen[0][i] == typeof(x), f"argument {i}: {seen[0][i]} != {typeof(x)}"
