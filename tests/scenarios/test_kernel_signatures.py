@@ -88,9 +88,7 @@ def test_param_array_is_contiguous_read_only_and_leaves_its_source_writable():
 
 
 @pytest.mark.parametrize("posture", [None, "given"])
-def test_the_ik_of_a_build_and_of_the_flight_software_are_one_compiled_solver(
-    monkeypatch, posture
-):
+def test_the_ik_of_a_build_and_of_the_flight_software_are_one_compiled_solver(monkeypatch, posture):
     """``solve_ik`` (a system's build solves the arm's first pose with it) passes the
     joint limits and the posture read-only, as the arm law's parameter block holds them:
     the flight software's IK is then the solver the build compiled, not a second one."""
