@@ -225,6 +225,38 @@ def test_a_failing_variant_is_recorded_and_the_others_complete(client, tmp_path)
     assert stored.stat().st_mtime_ns != stamp
 
 
+def _exit_on_25(res):
+    """A metric whose worker process dies (as one killed for its memory would) for the
+    variant with ``arm_controller.omega_n = 25``."""
+    import os
+
+    if res.manifest["scenario"]["arm_controller"]["omega_n"] == 25.0:
+        os._exit(3)
+    return 0.0
+
+
+def test_a_run_whose_worker_dies_is_reported_not_stored_and_run_again(tmp_path):
+    """The cluster's failure is not the run's: the campaign goes on, reports it, and does
+    not store it, so the next call runs it again."""
+    from dask import config as dask_config
+    from distributed import Client, LocalCluster
+
+    samples = [{"arm_controller.omega_n": 15.0}, {"arm_controller.omega_n": 25.0}]
+    out = tmp_path / "sw"
+    with dask_config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None)
+    with cluster, Client(cluster) as c:
+        df = sweep(
+            _base(), samples=samples, metrics=["ee_rms", _exit_on_25], out=out, scheduler=c,
+            progress=False,
+        )  # fmt: skip
+    assert df.loc[0, "error"] is None or pd.isna(df.loc[0, "error"])
+    assert df.loc[1, "error"].startswith("KilledWorker")
+    assert df.loc[0, "ee_rms"] > 0 and math.isnan(df.loc[1, "ee_rms"])
+    stored = {p.parent.name for p in (out / "variants").glob("*/metrics.json")}
+    assert stored == {df.loc[0, "variant"]}
+
+
 def test_a_failing_metric_is_recorded_and_the_others_kept(tmp_path):
     def broken(res):
         raise ZeroDivisionError("no")
