@@ -24,7 +24,8 @@ VSCMG cluster (:mod:`.vscmg`; the cluster's arrays ``A_g0, A_s0, A_t0`` (3, K) a
     ``servo_kernel(gamma, gamma_dot, wheel_speed, w, w_dot, A_g0, A_s0, A_t0, I_cg, I_ws,
     I_s, I_t, gimbal_rate_cmd, wheel_accel_cmd, gimbal_accel_ff, wheel_speed_ref, use_ref,
     k_g, k_w, tau_g, tau_w)`` (:mod:`.servo`): the gimbal and wheel motor torques
-    ``tau_g``, ``tau_w`` (K,) [N m] of the servo loops.
+    ``tau_g``, ``tau_w`` (K,) [N m] of the servo loops; ``servo_unit(i, ...)`` one unit's
+    ``(tau_g, tau_w)``, its own arguments as numbers (the plant calls it in place).
 
 Steering (:mod:`.steering`)
     ``steer_kernel(params, C, E, tau_B, t, gimbal_rates, wheel_accels, torque_error)
@@ -139,7 +140,7 @@ from .bvls import BVLS_ITERATION_LIMIT, BVLS_OPTIMAL, BVLS_STATUS, bvls
 from .linalg import lstsq_min_norm, lu_factor, lu_solve
 from .pwm import modulate_kernel
 from .reaction_wheels import motor_limit_kernel, wheel_momentum_kernel
-from .servo import servo_kernel
+from .servo import servo_kernel, servo_unit
 from .simplex import (
     SIMPLEX_INFEASIBLE,
     SIMPLEX_ITERATION_LIMIT,
@@ -198,6 +199,7 @@ __all__ = [
     "motor_limit_kernel",
     "recheck_kernel",
     "servo_kernel",
+    "servo_unit",
     "steer_kernel",
     "unit_axes",
     "vscmg_axes",

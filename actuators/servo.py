@@ -49,7 +49,14 @@ from ._checks import finite_vec3, finite_vector
 from .vscmg import unit_axes
 from .vscmg_multibody import ClusterModel
 
-__all__ = ["ServoGains", "ServoTorques", "servo_torques", "servo_kernel", "servo_controller"]
+__all__ = [
+    "ServoGains",
+    "ServoTorques",
+    "servo_torques",
+    "servo_kernel",
+    "servo_unit",
+    "servo_controller",
+]
 
 _Vector = NDArray[np.float64]
 # command(t, q, v) -> (gimbal_rate_cmd (K,), wheel_accel_cmd (K,)); controller(t, q, v) -> tau
@@ -200,38 +207,49 @@ def servo_kernel(
     tau_g: NDArray[np.float64],
     tau_w: NDArray[np.float64],
 ) -> None:
-    """Compiled servo laws of :func:`servo_torques` (the one implementation).
+    """Compiled servo laws of :func:`servo_torques` (the one implementation: each unit's
+    torques are :func:`servo_unit`'s).
 
     All arrays (K,) except ``w``, ``w_dot`` (3,) and the axes (3, K); writes
     ``tau_g`` and ``tau_w`` (K,).  Callable from compiled simulation callbacks.
     """
     for i in range(gamma.shape[0]):
-        c, s = math.cos(gamma[i]), math.sin(gamma[i])
-        ws = wt = wds = wdg = 0.0
-        for j in range(3):
-            a_s, a_t = unit_axes(A_s0, A_t0, i, j, c, s)
-            ws += w[j] * a_s
-            wt += w[j] * a_t
-            wdg += w_dot[j] * A_g0[j, i]
-            wds += w_dot[j] * a_s
-        # s . (w x g)
-        g0, g1, g2 = A_g0[0, i], A_g0[1, i], A_g0[2, i]
-        s0 = unit_axes(A_s0, A_t0, i, 0, c, s)[0]
-        s1 = unit_axes(A_s0, A_t0, i, 1, c, s)[0]
-        s2 = unit_axes(A_s0, A_t0, i, 2, c, s)[0]
-        sxg = (
-            s0 * (w[1] * g2 - w[2] * g1)
-            + s1 * (w[2] * g0 - w[0] * g2)
-            + s2 * (w[0] * g1 - w[1] * g0)
-        )
-        gdd = gimbal_accel_ff[i] + k_g * (gimbal_rate_cmd[i] - gamma_dot[i])
-        tau_g[i] = (
-            I_cg[i] * (gdd + wdg) + (I_t[i] - I_s[i]) * ws * wt - I_ws[i] * wheel_speed[i] * wt
-        )
-        om_dot = wheel_accel_cmd[i]
-        if use_ref:
-            om_dot += k_w * (wheel_speed_ref[i] - wheel_speed[i])
-        tau_w[i] = I_ws[i] * (om_dot + wds + gamma_dot[i] * sxg)
+        tau_g[i], tau_w[i] = servo_unit(
+            i, gamma[i], gamma_dot[i], wheel_speed[i], w, w_dot, A_g0, A_s0, A_t0, I_cg,
+            I_ws, I_s, I_t, gimbal_rate_cmd[i], wheel_accel_cmd[i], gimbal_accel_ff[i],
+            wheel_speed_ref[i], use_ref, k_g, k_w,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def servo_unit(
+    i, gamma, gamma_dot, wheel_speed, w, w_dot, A_g0, A_s0, A_t0, I_cg, I_ws, I_s, I_t,
+    gimbal_rate_cmd, wheel_accel_cmd, gimbal_accel_ff, wheel_speed_ref, use_ref, k_g, k_w,
+):  # fmt: skip
+    """Unit ``i``'s servo torques ``(tau_g, tau_w)`` (:func:`servo_kernel`'s arguments,
+    the unit's own as numbers; ``w``, ``w_dot`` anything indexed 0..2, e.g. the state's
+    ``v``, whose first three entries are the base's angular velocity).  The plant calls it
+    per unit with no array made (an array per call costs more than the law)."""
+    c, s = math.cos(gamma), math.sin(gamma)
+    ws = wt = wds = wdg = 0.0
+    for j in range(3):
+        a_s, a_t = unit_axes(A_s0, A_t0, i, j, c, s)
+        ws += w[j] * a_s
+        wt += w[j] * a_t
+        wdg += w_dot[j] * A_g0[j, i]
+        wds += w_dot[j] * a_s
+    # s . (w x g)
+    g0, g1, g2 = A_g0[0, i], A_g0[1, i], A_g0[2, i]
+    s0 = unit_axes(A_s0, A_t0, i, 0, c, s)[0]
+    s1 = unit_axes(A_s0, A_t0, i, 1, c, s)[0]
+    s2 = unit_axes(A_s0, A_t0, i, 2, c, s)[0]
+    sxg = s0 * (w[1] * g2 - w[2] * g1) + s1 * (w[2] * g0 - w[0] * g2) + s2 * (w[0] * g1 - w[1] * g0)
+    gdd = gimbal_accel_ff + k_g * (gimbal_rate_cmd - gamma_dot)
+    tau_g = I_cg[i] * (gdd + wdg) + (I_t[i] - I_s[i]) * ws * wt - I_ws[i] * wheel_speed * wt
+    om_dot = wheel_accel_cmd
+    if use_ref:
+        om_dot += k_w * (wheel_speed_ref - wheel_speed)
+    return tau_g, I_ws[i] * (om_dot + wds + gamma_dot * sxg)
 
 
 def servo_controller(

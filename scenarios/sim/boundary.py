@@ -16,7 +16,7 @@ Within a control period the callback applies, with the commands of the tick held
   by at most one step);
 * a constant disturbance wrench on the base;
 * the VSCMG servo loops (continuous-time laws of
-  :func:`dqspace.actuators.servo.servo_kernel`, evaluated with the stage's state);
+  :func:`dqspace.actuators.servo.servo_unit` of each unit, evaluated with the stage's state);
 * the joint limiter, after the servos: for each limited joint (arm joints with torque or
   rate limits, wheel motors, VSCMG gimbal and wheel motors), the torque is clipped to
   ``max_torque``, cut to zero when the joint's rate is at ``max_rate`` and the torque would
@@ -45,7 +45,7 @@ from numba import njit
 
 from ..._jit import lazy_njit
 from ...actuators import VSCMGGeometry
-from ...actuators.kernels import motor_limit_kernel, servo_kernel, valve_plan_kernel
+from ...actuators.kernels import motor_limit_kernel, servo_unit, valve_plan_kernel
 from ...multibody.kernels.layout import INTS, REALS, Layout
 from ...multibody.kernels.orbit import hill_wrenches
 from ...multibody.simulation import INPUTS_SIG
@@ -275,12 +275,11 @@ def _orbit(q, v, params, nb, fext):
 
 @njit(cache=True)
 def _vscmg_servos(q, v, params, K, tau):
-    """Add the VSCMG servo torques (gimbal and wheel motors) to ``tau``."""
+    """Add the VSCMG servo torques (gimbal and wheel motors) to ``tau``: each unit's
+    :func:`~dqspace.actuators.servo.servo_unit`, read from the state in place (no array is
+    made: this runs at every stage of every dynamics step)."""
     k_g = params[int(params[_H.k_g])]
-    o = int(params[_H.gimbal_rate_cmd])
-    gr = params[o : o + K]
-    o = int(params[_H.wheel_accel_cmd])
-    wa = params[o : o + K]
+    o_gr, o_wa = int(params[_H.gimbal_rate_cmd]), int(params[_H.wheel_accel_cmd])
     o_gq, o_gv, o_wv = int(params[_H.gimbal_q]), int(params[_H.gimbal_v]), int(params[_H.wheel_v])
     o = int(params[_H.A_g0])
     A_g0 = params[o : o + 3 * K].reshape((3, K))
@@ -296,46 +295,16 @@ def _vscmg_servos(q, v, params, K, tau):
     I_s = params[o : o + K]
     o = int(params[_H.I_t])
     I_t = params[o : o + K]
-    gamma = np.empty(K)
-    gamma_dot = np.empty(K)
-    om = np.empty(K)
+    no_w_dot = (0.0, 0.0, 0.0)  # no base-acceleration estimate: the rate loop absorbs it
     for i in range(K):
-        gamma[i] = q[int(params[o_gq + i])]
-        gamma_dot[i] = v[int(params[o_gv + i])]
-        om[i] = v[int(params[o_wv + i])]
-    w = np.empty(3)
-    for j in range(3):
-        w[j] = v[j]  # the cluster sits on the base (body 0, FREE): its angular velocity
-    zero3 = np.zeros(3)
-    zeroK = np.zeros(K)
-    tg = np.empty(K)
-    tw = np.empty(K)
-    servo_kernel(
-        gamma,
-        gamma_dot,
-        om,
-        w,
-        zero3,
-        A_g0,
-        A_s0,
-        A_t0,
-        I_cg,
-        I_ws,
-        I_s,
-        I_t,
-        gr,
-        wa,
-        zeroK,
-        zeroK,
-        False,
-        k_g,
-        0.0,
-        tg,
-        tw,
-    )
-    for i in range(K):
-        tau[int(params[o_gv + i])] += tg[i]
-        tau[int(params[o_wv + i])] += tw[i]
+        jg, jw = int(params[o_gv + i]), int(params[o_wv + i])
+        # v[0:3]: the base's angular velocity (body 0, FREE), on which the cluster sits
+        tg, tw = servo_unit(
+            i, q[int(params[o_gq + i])], v[jg], v[jw], v, no_w_dot, A_g0, A_s0, A_t0, I_cg,
+            I_ws, I_s, I_t, params[o_gr + i], params[o_wa + i], 0.0, 0.0, False, k_g, 0.0,
+        )  # fmt: skip
+        tau[jg] += tg
+        tau[jw] += tw
 
 
 @lazy_njit(INPUTS_SIG, cache=True)

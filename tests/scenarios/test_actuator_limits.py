@@ -271,3 +271,36 @@ def test_saturations_are_recorded_and_counted_in_the_metrics():
     # the default limits do not bind in the embedded scenario (its metrics unchanged)
     res = run(load_scenario(SK, ["scenario.duration=2"]), progress=False)
     assert not res["gimbal_limited"].any() and not res["vscmg_spin_limited"].any()
+
+
+def test_the_plants_vscmg_servos_are_the_servo_laws_of_servo_torques():
+    """Inside the integration the plant evaluates each unit's servo law in place, from the
+    stage's state (no arrays made); the torques are those of the public
+    :func:`~dqspace.actuators.servo.servo_torques` (which has no base-acceleration
+    estimate either), number for number, for any state and commands."""
+    from dqspace.actuators.servo import ServoGains, servo_torques
+
+    sy = build_system(load_scenario("station-keeping").config)
+    plant, cm = Plant(sy), sy.cluster_model
+    K, nv = cm.cluster.K, sy.plant.nv
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q = np.array(sy.q0, float)
+        q[cm.index.gimbal_q] = rng.uniform(-np.pi, np.pi, K)
+        v = rng.normal(0.0, 0.3, nv)
+        v[cm.index.wheel_v] = rng.uniform(100.0, 600.0, K)
+        gr, wa = rng.normal(0.0, 0.5, K), rng.normal(0.0, 20.0, K)
+        params = plant.params.copy()
+        zeros = np.zeros(int(params[_inputs._H.S]))  # no thruster fires
+        _inputs.write_tick(
+            params, 0.0, np.zeros(nv), zeros, zeros, zeros, zeros, zeros, zeros, np.zeros(6),
+            gr, wa,
+        )  # fmt: skip
+        tau = np.zeros(nv)
+        _inputs._vscmg_servos(q, v, params, K, tau)
+        gains = ServoGains(gimbal_rate=float(params[int(params[_inputs._H.k_g])]))
+        want = servo_torques(cm, q, v, gr, wa, gains=gains)
+        np.testing.assert_array_equal(tau[cm.index.gimbal_v], want.gimbal)
+        np.testing.assert_array_equal(tau[cm.index.wheel_v], want.wheel)
+        others = np.setdiff1d(np.arange(nv), np.r_[cm.index.gimbal_v, cm.index.wheel_v])
+        assert not tau[others].any()
