@@ -251,3 +251,39 @@ def test_a_kernel_lock_is_reentrant_and_a_stuck_holder_only_delays(monkeypatch, 
         t.join(timeout=60)
         assert entered == ["k"]  # it waited its time-out, then went on
     assert "compiling it here anyway" in caplog.text and "the kernel k(float64)" in caplog.text
+
+
+ONE_RUN = textwrap.dedent(
+    """
+    import json, sys
+    from numba.core import dispatcher
+
+    compiled, armed, compile = [], [False], dispatcher.Dispatcher.compile
+
+    def counting(self, sig):  # numba compiles or loads a kernel for a new signature
+        if armed[0]:
+            compiled.append(self.py_func.__qualname__)
+        return compile(self, sig)
+
+    dispatcher.Dispatcher.compile = counting
+    from dqspace.scenarios import load_scenario
+    from dqspace.scenarios.campaigns.sweep import _compile_once, _evaluate
+
+    cfg = load_scenario("station-keeping", ["scenario.duration=0.3"]).config
+    _compile_once(cfg)
+    armed[0] = True
+    rec = _evaluate(cfg, "test", {}, False, None)
+    print(json.dumps({"error": rec["error"], "compiled": sorted(set(compiled))}))
+    """
+)
+
+
+def test_a_campaign_client_leaves_its_workers_nothing_to_compile():
+    """Before its workers start, a campaign's client compiles (or loads) every kernel a run
+    calls, those of its records and metrics after the loop too: a worker on this machine
+    then only loads them from the cache, and workers never compile the same kernel at once."""
+    import os
+
+    got = _python(ONE_RUN, env=dict(os.environ))
+    assert got["error"] is None
+    assert got["compiled"] == []

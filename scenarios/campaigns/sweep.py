@@ -387,17 +387,18 @@ def _local(client) -> bool:
 
 
 def _compile_once(config):
-    """Compile the kernels a run of ``config`` needs in this process, before the workers
-    start running (on a cold cache they would all compile the same kernels at once);
-    nothing when they are cached.  A configuration that fails to build is left to the
-    worker that runs it (it reports the error)."""
-    if config["scenario"]["kind"] == "open_loop":
-        return
+    """Compile what a run of ``config`` needs here, before the workers would all compile it
+    at once: a closed loop runs one tick (its records and metrics call kernels after the
+    loop), a capture compiles its loop.  A failing one is left to its worker to report."""
     from ..sim.capture import Capture  # the simulation: loaded when a campaign runs
-    from ..sim.closed_loop import ClosedLoop  # (the same)
+    from ..sim.runner import run  # (the same)
 
     try:
-        (Capture if config["scenario"]["kind"] == "capture" else ClosedLoop)(config).compile()
+        if config["scenario"]["kind"] == "capture":
+            Capture(config).compile()
+        elif config["scenario"]["kind"] == "closed_loop":
+            one = {**config["scenario"], "duration": 1.0 / config["control"]["rate"]}
+            run(Scenario({**config, "scenario": one}, "one tick"), progress=False)
     except Exception as exc:  # noqa: BLE001 (reported by the run itself)
         log.debug("compiling before the workers run: %s", exc)
 
