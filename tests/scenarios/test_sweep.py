@@ -239,17 +239,13 @@ def test_a_run_whose_worker_dies_is_reported_not_stored_and_run_again(tmp_path):
     """The cluster's failure is not the run's: the campaign goes on, reports it, and does
     not store it, so the next call runs it again."""
     from dask import config as dask_config
-    from distributed import Client, LocalCluster
+
+    from dqspace.scenarios.campaigns.sweep import connect
 
     samples = [{"arm_controller.omega_n": 15.0}, {"arm_controller.omega_n": 25.0}]
     out = tmp_path / "sw"
-    with dask_config.set({"distributed.scheduler.allowed-failures": 0}):
-        # the scheduler's HTTP routes on a free port (another test's cluster may hold 8787)
-        cluster = LocalCluster(
-            n_workers=1, threads_per_worker=1, dashboard_address=None,
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-        )  # fmt: skip
-    with cluster, Client(cluster) as c:
+    # the scheduler (started by connect) gives up on a task at its first dead worker
+    with dask_config.set({"distributed.scheduler.allowed-failures": 0}), connect(None, 1) as c:
         df = sweep(
             _base(), samples=samples, metrics=["ee_rms", _exit_on_25], out=out, scheduler=c,
             progress=False,
